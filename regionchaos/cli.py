@@ -1,0 +1,162 @@
+"""The ``regionchaos`` command.
+
+  regionchaos run --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--json]
+  regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
+  regionchaos scenarios
+  regionchaos mutants
+
+Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure
+error or unknown verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rich.console import Console
+
+from . import runner
+from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
+
+EPILOG = "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
+
+
+def _overrides(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ScenarioError([("--set", f"expected KEY=VALUE, got {pair!r}")])
+        out[key.strip()] = parse_value(value)
+    return out
+
+
+def _storage_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--s3-endpoint", default=os.environ.get("REGIONCHAOS_S3_ENDPOINT"),
+                   help="S3 endpoint URL (MinIO, AWS, ...); default: an embedded S3 server on 127.0.0.1. "
+                        "Credentials come from the standard AWS environment variables or profile. "
+                        "[env REGIONCHAOS_S3_ENDPOINT]")
+    p.add_argument("--bucket", default=os.environ.get("REGIONCHAOS_BUCKET", "regionchaos"),
+                   help="bucket holding runs/RUN_ID/ (must exist unless embedded) [env REGIONCHAOS_BUCKET]")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("--local-dir", default=".runs",
+                   help="where to mirror summary, report and Data Docs locally (default: .runs)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="regionchaos", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="emulate, validate and report one scenario", epilog=EPILOG)
+    p.add_argument("--scenario", required=True, help="catalogue name (see `regionchaos scenarios`) or a YAML path")
+    p.add_argument("--seed", type=int, help="seed (default: the scenario's); the same seed replays the run exactly")
+    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
+                   help="override a field: a Flink key (execution.checkpointing.region.enabled=false) "
+                        "or a section path (faults.decline=0.1, topology.parallelism=8); repeatable")
+    p.add_argument("--mutant", help="run a deliberately broken protocol variant (see `regionchaos mutants`)")
+    p.add_argument("--run-id", help="run id (default: derived from scenario, seed, mutant and settings)")
+    _storage_args(p)
+
+    p = sub.add_parser("swarm", help="many seeds with randomised fault mixes", epilog=EPILOG)
+    p.add_argument("--seeds", type=int, required=True, help="number of seeds")
+    p.add_argument("--first-seed", type=int, default=1, help="first seed (default 1)")
+    p.add_argument("--scenario", default="smoke", help="base scenario (default smoke)")
+    p.add_argument("--mutant", help="mutant to run under every seed")
+    _storage_args(p)
+
+    sub.add_parser("scenarios", help="list the scenario catalogue")
+    sub.add_parser("mutants", help="list the mutants")
+    return parser
+
+
+def _storage(args):
+    from .storage.s3 import StorageConfig
+
+    return StorageConfig(endpoint_url=args.s3_endpoint or None, bucket=args.bucket)
+
+
+def cmd_run(args, console: Console) -> int:
+    overrides = _overrides(args.overrides)
+    mutant = check_mutant(args.mutant)
+    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    extra = ["--s3-endpoint", args.s3_endpoint] if args.s3_endpoint else []
+    replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant, extra)
+    summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
+                         replay=replay, overrides=overrides, local_dir=args.local_dir)
+    if args.json:
+        print(json.dumps(summary, indent=1, sort_keys=True, default=str))
+    else:
+        print_summary(summary, console)
+    return runner.exit_code(summary)
+
+
+def print_summary(summary: dict, console: Console) -> None:
+    colour = {"valid": "green", "invalid": "red"}.get(summary["verdict"], "yellow")
+    console.print(f"verdict: [bold {colour}]{summary['verdict']}[/bold {colour}]  ({summary['run_id']})")
+    for check in summary.get("checks", []):
+        mark = {True: "[green]ok[/green]", False: "[red]FAILED[/red]"}.get(check.get("success"), "[yellow]unknown[/yellow]")
+        console.print(f"  {mark:<24} {check['name']}  unexpected={check.get('unexpected_count')}")
+    if summary.get("error"):
+        console.print(f"[yellow]validation error:[/yellow] {summary['error']}")
+    console.print(f"report: {summary['report']}")
+    if summary.get("local"):
+        console.print(f"report (local copy): {summary['local']}/report/index.html")
+    console.print(f"replay: {summary['replay']}")
+
+
+def cmd_swarm(args, console: Console) -> int:
+    from .swarm import swarm
+
+    if args.seeds < 1:
+        raise ScenarioError([("--seeds", "must be >= 1")])
+    mutant = check_mutant(args.mutant)
+    load(args.scenario)  # fail fast on a bad name
+    result = swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=mutant, storage=_storage(args),
+                   console=console)
+    if args.json:
+        print(json.dumps(result, indent=1, sort_keys=True, default=str))
+    else:
+        console.print(f"swarm: {result['judged']} seeds judged, {len(result['failing'])} failing, "
+                      f"{result['unknown']} unknown, {result['wall_seconds']} s")
+        for failing in result["failing"]:
+            console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {failing['replay']}")
+    if result["unknown"]:
+        return runner.EXIT_UNKNOWN
+    return runner.EXIT_INVALID if result["failing"] else runner.EXIT_VALID
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=True) if getattr(args, "json", False) else Console()
+    try:
+        if args.command == "scenarios":
+            for name, path in catalogue().items():
+                sc = load(str(path))
+                tag = f" [expect {sc.expect.verdict}: {sc.expect.invariant}]" if sc.expect.verdict == "invalid" else ""
+                console.print(f"[bold]{name}[/bold]{tag}\n    {sc.description.strip()}", highlight=False)
+            return 0
+        if args.command == "mutants":
+            for name, what in MUTANTS.items():
+                console.print(f"[bold]{name}[/bold]: {what}", highlight=False)
+            return 0
+        if args.command == "run":
+            return cmd_run(args, console)
+        return cmd_swarm(args, console)
+    except ScenarioError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        return runner.EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - infrastructure: storage, Spark
+        from .storage.s3 import StorageError
+
+        if isinstance(exc, StorageError):
+            console.print(f"[red]storage error:[/red] {exc}", highlight=False)
+            return runner.EXIT_UNKNOWN
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,606 @@
+"""The control plane of a run: the job, driven through the CheckpointCoordinator.
+
+In:  a Scenario, an optional mutant, and a Persistence (where checkpoint
+     metadata, state rows, sink commits and history go: memory in unit tests,
+     S3 through the Spark data plane in real runs).
+Out: a :class:`RunResult` with the history (one event per protocol step) and
+     counters. Everything is deterministic from the scenario's seed.
+
+The job (PROTOCOL.md section 1) has two job vertices joined by a POINTWISE
+(forward) or ALL_TO_ALL edge:
+  source  [source: even-split split offsets; its OperatorCoordinator is the SplitEnumerator]
+  process [counter: even-split per-split count/sum + input channel state,
+           epoch: union state, rules: broadcast state,
+           sink: two-phase-commit, even-split pending transactions]
+Records of split ``k`` travel on the channel identified by ``k``. Between two
+checkpoints every live split advances by a seeded number of records; with
+unaligned checkpoints the process side lags, and the gap is channel state.
+
+The control plane holds only offsets and handles. Record values, counts and
+sums are the data plane's job (``regionchaos.dataplane``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from .nemesis import AttemptFaults, Nemesis
+from .protocol.checkpoint import CompletedCheckpoint
+from .protocol.coordinator import (
+    ABORTED,
+    N_COMPLETE,
+    N_REGIONAL_COMPLETE,
+    CheckpointCoordinator,
+    CheckpointOutcome,
+    CoordinatorSettings,
+)
+from .protocol.enumerator import SplitEnumerator
+from .protocol.state import BROADCAST, EVEN_SPLIT, UNION, ChannelStateHandle, OperatorSubtaskState, StateHandle
+from .protocol.store import CompletedCheckpointStore
+from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex, Task
+from .scenario import Partitioning, Scenario
+
+SOURCE, PROCESS = "source", "process"
+OPERATOR_MODES = {"source": EVEN_SPLIT, "counter": EVEN_SPLIT, "epoch": UNION, "rules": BROADCAST, "sink": EVEN_SPLIT}
+PROCESS_OPERATORS = ("counter", "epoch", "rules", "sink")
+_RATES = 6  # rng stream for record rates
+MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
+
+
+def job_graph(scenario: Scenario, parallelism: int | None = None) -> JobGraph:
+    p = parallelism or scenario.topology.parallelism
+    t = scenario.topology
+    edge = JobEdge(
+        SOURCE,
+        PROCESS,
+        POINTWISE if t.partitioning == Partitioning.FORWARD else ALL_TO_ALL,
+        pipelined=t.exchange.value == "pipelined",
+    )
+    return JobGraph((JobVertex(SOURCE, p, ("source",)), JobVertex(PROCESS, p, PROCESS_OPERATORS)), (edge,))
+
+
+def object_key(checkpoint_id: int, task: Task, taskmanagers: int, file_merging: bool) -> str:
+    """Where a task's snapshot for a checkpoint lives (FLIP-306 file merging:
+    one physical file per TaskManager and checkpoint)."""
+    if file_merging:
+        return f"checkpoints/chk-{checkpoint_id}/tm-{task[1] % taskmanagers}.state"
+    return f"checkpoints/chk-{checkpoint_id}/{task[0]}-{task[1]}.state"
+
+
+@dataclass
+class SplitProgress:
+    """Live progress of one split (all offsets are record sequence numbers)."""
+
+    length: int | None
+    src: int = 0  # next record the source emits
+    consumed: int = 0  # next record position of the counter / sink
+    lost: tuple[tuple[int, int], ...] = ()  # ranges skipped without processing (never legal)
+    recovering_until: int = 0  # recovered in-flight records end here
+    precommitted: int = 0  # the sink pre-committed [.., precommitted)
+    pending: tuple[tuple[int, int, int], ...] = ()  # (txn checkpoint id, start, end), pre-committed
+
+    def snapshot(self) -> tuple:
+        return (self.src, self.consumed, self.lost, self.pending)
+
+
+class Persistence(Protocol):
+    def flush(self, batch: "Batch") -> None:
+        """Write a batch: state objects, then (in order) metadata commits,
+        cleaner deletes and sink commits, then the history and the HA counter."""
+
+    def recover(self) -> tuple[list[CompletedCheckpoint], int]:
+        """Completed checkpoints whose metadata is on storage, and the next checkpoint id."""
+
+    def delete_orphans(self, live: set[str]) -> list[str]:
+        """Delete state objects no retained checkpoint references (a new JobManager's clean-up)."""
+
+
+@dataclass
+class Batch:
+    """What the control plane hands to storage between two JobManager lives."""
+
+    index: int
+    state_rows: list[dict] = field(default_factory=list)  # one per (checkpoint, task, operator, split)
+    steps: list[dict] = field(default_factory=list)  # ordered: metadata commits, deletes, sink commits
+    events: list[dict] = field(default_factory=list)
+    crash_before_metadata: int | None = None  # checkpoint whose metadata is never written
+    put_failures: set[tuple[int, int]] = field(default_factory=set)  # (checkpoint, tm)
+    slow_puts: set[tuple[int, int]] = field(default_factory=set)
+    counter: int = 0  # next checkpoint id (HA checkpoint id counter)
+
+
+class MemoryPersistence:
+    """Persistence for unit tests: keeps metadata and objects in dicts."""
+
+    def __init__(self, mutant: str | None = None):
+        self.mutant = mutant
+        self.metadata: dict[int, bytes] = {}
+        self.objects: set[str] = set()
+        self.counter = 1
+        self.batches: list[Batch] = []
+        self.commits: list[dict] = []
+
+    def flush(self, batch: Batch) -> None:
+        self.batches.append(batch)
+        written = {(r["checkpoint_id"], r["object_key"]) for r in batch.state_rows}
+        failed = batch.put_failures
+        for cid, key in written:
+            if (cid, int(key.rsplit("tm-", 1)[-1].split(".")[0]) if "tm-" in key else -1) not in failed:
+                if not (self.mutant == "metadata-before-state" and cid == batch.crash_before_metadata):
+                    self.objects.add(key)
+        for step in batch.steps:
+            if step["op"] == "metadata":
+                self.metadata[step["checkpoint_id"]] = step["body"]
+            elif step["op"] == "delete":
+                self.objects -= set(step["keys"])
+                for old in step["subsumed"]:
+                    self.metadata.pop(old, None)
+            elif step["op"] == "commit":
+                self.commits.extend(step["txns"])
+        self.counter = batch.counter
+
+    def recover(self) -> tuple[list[CompletedCheckpoint], int]:
+        return [CompletedCheckpoint.from_bytes(b) for b in self.metadata.values()], self.counter
+
+    def delete_orphans(self, live: set[str]) -> list[str]:
+        orphans = sorted(self.objects - live)
+        self.objects -= set(orphans)
+        return orphans
+
+
+@dataclass
+class RunResult:
+    events: list[dict]
+    stats: dict[str, Any]
+    drawn: dict[str, Any]
+
+
+class Emulation:
+    def __init__(self, scenario: Scenario, persistence: Persistence, *, mutant: str | None = None,
+                 progress=None):
+        self.sc = scenario
+        self.mutant = mutant
+        self.persistence = persistence
+        self.progress = progress
+        self.nemesis = Nemesis(scenario)
+        self.tms = scenario.topology.taskmanagers
+        self.parallelism = scenario.topology.parallelism
+        self.settings = CoordinatorSettings(
+            region_enabled=scenario.region_enabled_effective,
+            max_failure_ratio=scenario.flink.max_failure_ratio,
+            max_consecutive_failures=scenario.flink.max_consecutive_failures,
+            forced_global_policy=scenario.flink.forced_global_policy,
+        )
+        w = scenario.workload
+        self.length = w.records_per_split if w.bounded else None
+        self.splits: dict[int, SplitProgress] = {}
+        self.owned: dict[int, list[int]] = {}  # source subtask -> splits, in state order
+        self.snapshots: dict[tuple[int, int], tuple] = {}  # (checkpoint, split) -> SplitProgress.snapshot()
+        self.committed: set[tuple[int, int, int]] = set()  # (txn checkpoint, split, start)
+        self.events: list[dict] = []
+        self.batch = Batch(index=0)
+        self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
+                      "global_failovers": 0, "jm_failovers": 0, "rescales": 0, "restores": 0,
+                      "finished": False}
+        self.attempt = 0
+        self.restore_seq = 0
+        self.discovery_plan = self._discovery_plan()
+        self.coordinator = self._new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant),
+                                                 scenario.first_checkpoint_id)
+        self.coordinator.enumerator.add_splits(range(w.splits))
+        self._assign_splits()
+
+    # -- set-up ------------------------------------------------------------------
+
+    def _new_coordinator(self, store: CompletedCheckpointStore, next_id: int) -> CheckpointCoordinator:
+        enumerator = SplitEnumerator(self.parallelism, supports_region_fallback=self.sc.topology.coordinator_fallback,
+                                     mutant=self.mutant)
+        return CheckpointCoordinator(job_graph(self.sc, self.parallelism), self.settings, store,
+                                     operator_modes=OPERATOR_MODES, enumerator=enumerator,
+                                     next_checkpoint_id=next_id, mutant=self.mutant)
+
+    def _discovery_plan(self) -> dict[int, list[int]]:
+        """Attempt index -> splits discovered before it (partition discovery)."""
+        w = self.sc.workload
+        plan: dict[int, list[int]] = {}
+        if w.discovered_splits:
+            rng = np.random.default_rng([self.sc.seed, 7])
+            at = rng.integers(1, max(2, self.sc.checkpoints), size=w.discovered_splits)
+            for i, a in enumerate(sorted(int(x) for x in at)):
+                plan.setdefault(a, []).append(w.splits + i)
+        return plan
+
+    def log(self, kind: str, **fields) -> dict:
+        event = {"seq": len(self.events), "attempt": self.attempt, "kind": kind, **fields}
+        self.events.append(event)
+        self.batch.events.append(event)
+        return event
+
+    def _assign_splits(self) -> None:
+        enum = self.coordinator.enumerator
+        for sub, new in enum.assign_pending(range(self.parallelism)).items():
+            for split in new:
+                if split not in self.splits:
+                    self.splits[split] = SplitProgress(self.length)
+                self.owned.setdefault(sub, []).append(split)
+                self.log("split_assigned", split=split, subtask=sub)
+
+    # -- running --------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        started = time.perf_counter()
+        self.log("run_started", scenario=self.sc.name, seed=self.sc.seed, mutant=self.mutant,
+                 drawn=self.nemesis.drawn_parameters(), parallelism=self.parallelism,
+                 regions=self.coordinator.num_regions, region_enabled=self.settings.region_enabled)
+        fault_attempts, heal = self.sc.checkpoints, self.sc.faults.heal_checkpoints
+        limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.length else 0)
+        rescales = {e.after_checkpoint: e.parallelism for e in self.sc.rescale}
+        while self.attempt < limit and not self.stats["finished"]:
+            healing = self.attempt >= fault_attempts
+            if self.attempt == fault_attempts:
+                self.log("heal_started")
+            if self.attempt in self.discovery_plan:
+                self.coordinator.enumerator.add_splits(self.discovery_plan[self.attempt])
+                self.log("splits_discovered", splits=self.discovery_plan[self.attempt])
+            self._assign_splits()
+            self._advance()
+            self._check_end_of_input()
+            tasks = self.coordinator.graph.tasks()
+            faults = self.nemesis.attempt(self.attempt, tasks, self.coordinator.regions,
+                                          self.coordinator.num_regions, self.tms, healing)
+            outcome = self._checkpoint(faults)
+            if self.progress:
+                self.progress(self.attempt, limit, outcome)
+            if outcome is None:  # JobManager crashed before the metadata commit
+                self._jobmanager_failover("crash between state upload and metadata commit")
+            else:
+                self._after_faults(faults)
+                if self.attempt in rescales:
+                    self._rescale(rescales[self.attempt])
+            self.attempt += 1
+            if healing and not self.length and self.attempt >= fault_attempts + heal:
+                break
+        if self.length and not self.stats["finished"]:
+            self.log("job_not_finished", attempts=self.attempt)
+        self.log("run_finished", finished=self.stats["finished"])
+        self._flush()
+        self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
+        return RunResult(self.events, self.stats, self.nemesis.drawn_parameters())
+
+    def _rng(self, stream: int):
+        return np.random.default_rng([self.sc.seed, stream, self.attempt])
+
+    def _advance(self) -> None:
+        """Records flow between two checkpoints."""
+        w = self.sc.workload
+        lo, hi = w.records_per_interval
+        live = sorted(s for splits in self.owned.values() for s in splits)
+        rng = self._rng(_RATES)
+        rates = rng.integers(lo, hi + 1, size=len(live))
+        lags = rng.integers(0, w.inflight_max + 1, size=len(live)) if self.sc.flink.unaligned else None
+        for i, split in enumerate(live):
+            sp = self.splits[split]
+            end = sp.length if sp.length is not None else None
+            sp.src = sp.src + int(rates[i]) if end is None else min(end, sp.src + int(rates[i]))
+            target = sp.src - (int(lags[i]) if lags is not None and sp.src != end else 0)
+            if sp.consumed < sp.recovering_until:  # draining recovered channel state first
+                target = min(target, sp.consumed + w.drain_per_interval)
+            sp.consumed = max(sp.consumed, target)
+
+    def _check_end_of_input(self) -> None:
+        if self.length is None or self.coordinator.sources_exhausted:
+            return
+        discovery_left = any(a >= self.attempt for a in self.discovery_plan)
+        if discovery_left or self.coordinator.enumerator.unassigned:
+            return
+        owned = [self.splits[s] for splits in self.owned.values() for s in splits]
+        if all(sp.consumed == sp.length for sp in owned):
+            self.coordinator.sources_exhausted = True
+            self.log("sources_exhausted")
+
+    # -- checkpointing --------------------------------------------------------------
+
+    def _checkpoint(self, faults: AttemptFaults) -> CheckpointOutcome | None:
+        coord = self.coordinator
+        pending = coord.trigger_checkpoint()
+        cid = pending.checkpoint_id
+        self.stats["triggered"] += 1
+        self.log("checkpoint_triggered", checkpoint_id=cid, forced_global=pending.forced_global,
+                 final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
+                 counter=coord.consecutive_regional)
+        merging = self.sc.flink.file_merging
+        for task in sorted(pending.expected):
+            tm = task[1] % self.tms
+            if task in faults.declines:
+                coord.receive_decline(pending, task, faults.declines[task])
+                continue
+            if tm in faults.put_failures and merging:
+                self.batch.put_failures.add((cid, tm))
+                coord.receive_decline(pending, task, "CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED")
+                continue
+            states = self._snapshot(cid, task)
+            if task in faults.timeouts or (tm in faults.slow_puts and merging):
+                if tm in faults.slow_puts:
+                    self.batch.slow_puts.add((cid, tm))
+                continue  # the snapshot exists, the ack never arrives in time
+            coord.receive_acknowledge(pending, task, states)
+        outcome = coord.complete_pending_checkpoint(pending)
+        if faults.crash_before_metadata:
+            # the JobManager dies after the state upload, before the metadata commit;
+            # with metadata-before-state the order is reversed and the metadata is out
+            self.batch.crash_before_metadata = cid
+            persisted = outcome.completed and self.mutant == "metadata-before-state"
+            self._log_outcome(outcome, faults, persisted=persisted)
+            if persisted:
+                self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
+            self.log("jobmanager_crashed", checkpoint_id=cid, phase="between state upload and metadata commit")
+            return None
+        self._log_outcome(outcome, faults)
+        if outcome.completed:
+            self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
+        if outcome.objects_to_delete or outcome.subsumed:
+            self.batch.steps.append({"op": "delete", "checkpoint_id": cid, "keys": sorted(outcome.objects_to_delete),
+                                     "subsumed": list(outcome.subsumed)})
+        self._notify(outcome)
+        return outcome
+
+    def _snapshot(self, cid: int, task: Task) -> dict[str, OperatorSubtaskState]:
+        vertex, sub = task
+        key = object_key(cid, task, self.tms, self.sc.flink.file_merging)
+        splits = tuple(self.owned.get(sub, []))
+        recovering = False
+        rows = self.batch.state_rows
+        base = {"checkpoint_id": cid, "object_key": key, "vertex": vertex, "subtask": sub, "tm": sub % self.tms}
+        if vertex == SOURCE:
+            for split in splits:
+                sp = self.splits[split]
+                rows.append({**base, "operator": "source", "split": split, "src": sp.src})
+            return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),))}
+        channels = []
+        for split in splits:
+            sp = self.splits[split]
+            if sp.consumed > sp.precommitted:  # two-phase commit: pre-commit on snapshot
+                sp.pending = sp.pending + ((cid, sp.precommitted, sp.consumed),)
+                sp.precommitted = sp.consumed
+            chan_start = sp.consumed
+            if sp.consumed < sp.recovering_until:
+                recovering = True
+                if self.mutant == "drop-recovered-inflight":
+                    chan_start = sp.recovering_until
+            if self.sc.flink.unaligned and sp.src > chan_start:
+                channels.append(ChannelStateHandle(key, f"counter/{sub}/channel/{split}", cid, split,
+                                                   (chan_start, sp.src)))
+            self.snapshots[(cid, split)] = sp.snapshot()
+            rows.append({**base, "operator": "counter", "split": split, "src": sp.src, "consumed": sp.consumed,
+                         "lost": [list(r) for r in sp.lost], "chan_start": chan_start if self.sc.flink.unaligned else sp.src,
+                         "chan_end": sp.src, "pending": [list(p) for p in sp.pending]})
+        if recovering:
+            self.log("checkpoint_during_recovery", checkpoint_id=cid, subtask=sub)
+        epoch_element = ("epoch", cid, sub)
+        rows.append({**base, "operator": "epoch", "split": -1, "element": list(epoch_element),
+                     "value": sum(self.splits[s].consumed for s in splits)})
+        rows.append({**base, "operator": "rules", "split": -1, "element": ["rules", 1], "value": 1})
+        return {
+            "counter": OperatorSubtaskState((StateHandle(key, f"counter/{sub}", cid, splits),), tuple(channels)),
+            "epoch": OperatorSubtaskState((StateHandle(key, f"epoch/{sub}", cid, (epoch_element,)),)),
+            "rules": OperatorSubtaskState((StateHandle(key, f"rules/{sub}", cid, (("rules", 1),)),)),
+            "sink": OperatorSubtaskState((StateHandle(key, f"sink/{sub}", cid, splits),)),
+        }
+
+    def _log_outcome(self, o: CheckpointOutcome, faults: AttemptFaults, persisted: bool = True) -> None:
+        if not persisted:
+            self.log("checkpoint_voided", checkpoint_id=o.checkpoint_id, status=o.status)
+            return
+        self.stats[{"GLOBAL": "global", "REGIONAL": "regional", ABORTED: "aborted"}[o.status]] += 1
+        region_of = self.coordinator.regions
+        self.log("checkpoint_decided", checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
+                 forced_global=o.forced_global, final=o.final, failed_regions=list(o.failed_regions),
+                 num_regions=self.coordinator.num_regions,
+                 declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
+                 timed_out=[[t[0], t[1], region_of[t]] for t in o.timed_out],
+                 counter_before=o.counter_before, counter_after=o.counter_after,
+                 max_failure_ratio=self.settings.max_failure_ratio,
+                 max_consecutive_failures=self.settings.max_consecutive_failures,
+                 region_enabled=self.settings.region_enabled,
+                 subsumed=list(o.subsumed), deleted=len(o.objects_to_delete),
+                 put_failures=sorted(faults.put_failures), slow_puts=sorted(faults.slow_puts))
+        if o.checkpoint is not None:
+            self.log("checkpoint_completed", checkpoint_id=o.checkpoint_id, type=o.status,
+                     metadata=o.checkpoint.to_json())
+
+    def _notify(self, outcome: CheckpointOutcome) -> None:
+        """notifyCheckpointComplete / regional-complete / fallback / aborted."""
+        if not outcome.completed:
+            return
+        cid = outcome.checkpoint_id
+        txns = []
+        for task, kind in outcome.notifications.items():
+            if task[0] != PROCESS or kind not in (N_COMPLETE, N_REGIONAL_COMPLETE):
+                continue
+            for split in self.owned.get(task[1], []):
+                txns += self._commit(split, lambda t: t[0] <= cid, task, cid, "notify")
+        if txns:
+            self.batch.steps.append({"op": "commit", "checkpoint_id": cid, "txns": txns})
+        if outcome.final:
+            self.stats["finished"] = True
+            self.log("job_finished", checkpoint_id=cid, type=outcome.status)
+        elif outcome.status == "GLOBAL":
+            self._finish_tasks(outcome)
+
+    def _commit(self, split: int, which, task: Task, cid: int, cause: str) -> list[dict]:
+        sp = self.splits[split]
+        out, keep = [], []
+        for txn in sp.pending:
+            if not which(txn):
+                keep.append(txn)
+                continue
+            key = (txn[0], split, txn[1])
+            if key not in self.committed:
+                self.committed.add(key)
+                out.append({"txn_checkpoint_id": txn[0], "split": split, "start": txn[1], "end": txn[2],
+                            "subtask": task[1], "region": self.coordinator.regions[task],
+                            "notified_checkpoint_id": cid, "cause": cause, "attempt": self.attempt,
+                            "lost": [list(r) for r in sp.lost if r[0] < txn[2] and r[1] > txn[1]]})
+        sp.pending = tuple(keep)
+        return out
+
+    def _finish_tasks(self, outcome: CheckpointOutcome) -> None:
+        """FLIP-147: a task finishes after notifyCheckpointComplete of a
+        checkpoint taken after its input ended; the job ends on the final one."""
+        coord = self.coordinator
+        if self.length is None or coord.enumerator.unassigned:
+            return
+        for sub, splits in self.owned.items():
+            task = (SOURCE, sub)
+            if task in coord.finished or not splits:
+                continue
+            if all(self.splits[s].src == self.splits[s].length for s in splits):
+                coord.task_finished(task, {"source": outcome.checkpoint.operator_states[("source", sub)]})
+                self.log("task_finished", vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
+
+    # -- faults after the checkpoint -------------------------------------------------
+
+    def _after_faults(self, faults: AttemptFaults) -> None:
+        coord = self.coordinator
+        if self.stats["finished"]:
+            return
+        if faults.jobmanager_failover:
+            self._jobmanager_failover("jobmanager failover")
+            return
+        regions: list[int] = list(faults.region_crashes)
+        for tm in faults.taskmanager_losses:
+            lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.tms == tm}
+            self.log("taskmanager_lost", taskmanager=tm, regions=sorted(lost))
+            regions += sorted(lost)
+        for region in dict.fromkeys(regions):
+            self._region_failover(region, "subtask crash")
+            if region in faults.recovery_failures:
+                self._region_failover(region, "failure during recovery")
+
+    def _region_failover(self, region: int, cause: str) -> None:
+        coord = self.coordinator
+        if coord.store.latest() is None or not self._embarrassingly_parallel():
+            self._global_restore(None, f"{cause} (global failover)")
+            return
+        self.stats["region_failovers"] += 1
+        restored = coord.restore_region(region)
+        self.log("region_failover", region=region, cause=cause, tasks=len(restored),
+                 restore_from=coord.store.latest().checkpoint_id)
+        self._apply_restore(restored, partial=True)
+
+    def _embarrassingly_parallel(self) -> bool:
+        t = self.sc.topology
+        return t.partitioning == Partitioning.FORWARD and t.exchange.value == "pipelined" and self.coordinator.num_regions > 1
+
+    def _rescale(self, parallelism: int) -> None:
+        if self.coordinator.store.latest() is None:
+            self.log("rescale_skipped", parallelism=parallelism, reason="no completed checkpoint")
+            return
+        self.stats["rescales"] += 1
+        self._global_restore(parallelism, "rescale")
+
+    def _jobmanager_failover(self, cause: str) -> None:
+        """The JobManager dies: everything in memory is gone; a new one rebuilds
+        the store, the counter and the next checkpoint id from storage alone."""
+        self.stats["jm_failovers"] += 1
+        self.batch.counter = self.coordinator.next_checkpoint_id
+        self._flush()
+        checkpoints, next_id = self.persistence.recover()
+        store = CompletedCheckpointStore.recover(checkpoints, self.sc.flink.num_retained, mutant=self.mutant)
+        latest = store.latest()
+        if latest is not None:
+            self.parallelism = latest.parallelism["source"]
+        self.coordinator = self._new_coordinator(store, next_id)
+        orphans = self.persistence.delete_orphans(store.live_objects())
+        self.log("jobmanager_failover", cause=cause, recovered=[c.checkpoint_id for c in store.retained],
+                 next_checkpoint_id=next_id, counter=self.coordinator.consecutive_regional,
+                 orphans_deleted=len(orphans))
+        if latest is None:
+            self._restart_from_scratch(cause)
+        else:
+            self._global_restore(None, cause, count=False)
+
+    def _global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
+        coord = self.coordinator
+        if coord.store.latest() is None:
+            self._restart_from_scratch(cause)
+            return
+        if count and cause != "rescale":
+            self.stats["global_failovers"] += 1
+        old_p = self.parallelism
+        new_p = parallelism or old_p
+        latest = coord.store.latest()
+        restored = coord.restore_global(new_p)
+        self.parallelism = new_p
+        self.restore_seq += 1
+        self.log("global_restore", cause=cause, restore_id=self.restore_seq, restore_from=latest.checkpoint_id,
+                 old_parallelism=old_p, new_parallelism=new_p, regions=coord.num_regions,
+                 restored=self._describe(restored))
+        self._apply_restore(restored, partial=False)
+
+    def _describe(self, restored: dict[Task, dict[str, OperatorSubtaskState]]) -> list:
+        out = []
+        for (vertex, sub), states in sorted(restored.items()):
+            for op, st in sorted(states.items()):
+                out.append([op, sub, [list(e) if isinstance(e, tuple) else e for e in st.elements],
+                            [[c.channel, c.records[0], c.records[1]] for c in st.channel_state]])
+        return out
+
+    def _restart_from_scratch(self, cause: str) -> None:
+        """No completed checkpoint yet: the whole job starts over."""
+        self.stats["global_failovers"] += 1
+        self.log("global_restart_from_scratch", cause=cause)
+        enum = self.coordinator.enumerator
+        self.splits = {split: SplitProgress(self.length) for split in self.splits}
+        enum.owner = {}
+        enum.unassigned = sorted(enum.discovered)
+        self.owned = {}
+        self.coordinator.finished = {}
+        self._assign_splits()
+
+    def _apply_restore(self, restored: dict[Task, dict[str, OperatorSubtaskState]], partial: bool) -> None:
+        """Tasks restart: sources rewind, the sink commits restored pending
+        transactions and aborts the rest, recovered channel state is drained first."""
+        self.stats["restores"] += 1
+        subs = {sub for _, sub in restored}
+        before = {s for sub, splits in self.owned.items() if not partial or sub in subs for s in splits}
+        if not partial:
+            self.owned = {}
+        txns = []
+        for (vertex, sub), states in sorted(restored.items()):
+            if vertex == SOURCE:
+                self.owned[sub] = list(states["source"].elements)
+                continue
+            counter = states["counter"]
+            channels = {c.channel: c.records for c in counter.channel_state}
+            for h in counter.handles:
+                for split in h.elements:
+                    src, consumed, lost, pending = self.snapshots[(h.checkpoint_id, split)]
+                    sp = self.splits[split]
+                    sp.pending = tuple(pending)
+                    txns += self._commit(split, lambda t: True, (PROCESS, sub), h.checkpoint_id, "restore")
+                    sp.src, sp.consumed, sp.lost = src, consumed, tuple(lost)
+                    start, end = channels.get(split, (src, src))
+                    if start > consumed:  # in-flight records not in the channel state: gone
+                        sp.lost = sp.lost + ((consumed, start),)
+                        sp.consumed = start
+                        self.log("records_lost", split=split, start=consumed, end=start)
+                    sp.recovering_until = end if self.sc.flink.unaligned else 0
+                    sp.precommitted = sp.consumed
+        if txns:
+            self.batch.steps.append({"op": "commit", "checkpoint_id": None, "txns": txns})
+        after = {s for sub in subs for s in self.owned.get(sub, [])}
+        for split in sorted(before - after):
+            # handed back to the enumerator: the next owner reads it from its start
+            self.splits[split] = SplitProgress(self.length)
+        for sub in range(self.parallelism):
+            self.owned.setdefault(sub, [])
+
+    def _flush(self) -> None:
+        self.batch.counter = self.coordinator.next_checkpoint_id
+        self.persistence.flush(self.batch)
+        self.batch = Batch(index=self.batch.index + 1)

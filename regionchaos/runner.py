@@ -1,0 +1,199 @@
+"""One chaos run, end to end: scenario + seed -> emulation -> validation -> report.
+
+In:  a Scenario, an optional mutant, where storage is (None = an embedded S3
+     server for the duration), an optional Spark session.
+Out: the summary dict of DESIGN.md (``run_id, scenario, seed, mutant, verdict,
+     checks, stats, report, replay``), also written to ``summary.json`` under
+     the run's prefix. Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown
+     or infrastructure error.
+
+Data flows one way: nothing downstream reaches back upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shlex
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from .emulator import Emulation, RunResult
+from .scenario import MUTANTS, Scenario, check_mutant
+
+EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+_VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_UNKNOWN}
+
+
+def exit_code(summary: dict) -> int:
+    return _VERDICT_EXIT.get(summary.get("verdict"), EXIT_UNKNOWN)
+
+
+def default_run_id(scenario: Scenario, mutant: str | None) -> str:
+    """Keyed by what the run is, never by the clock: the same scenario, seed
+    and mutant always get the same id, so a re-run is idempotent."""
+    digest = hashlib.sha256(json.dumps(scenario.to_dict(), sort_keys=True).encode()).hexdigest()[:8]
+    return f"{scenario.name}-s{scenario.seed}-{mutant or 'correct'}-{digest}"
+
+
+def replay_line(scenario_ref: str, seed: int, overrides: dict[str, Any] | None, mutant: str | None,
+                extra: list[str] | None = None) -> str:
+    parts = ["regionchaos", "run", "--scenario", scenario_ref, "--seed", str(seed)]
+    for key, value in (overrides or {}).items():
+        if key == "seed":
+            continue
+        parts += ["--set", f"{key}={json.dumps(value) if not isinstance(value, str) else value}"]
+    if mutant:
+        parts += ["--mutant", mutant]
+    return shlex.join(parts + (extra or []))
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                             capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@contextlib.contextmanager
+def storage_for(storage):
+    """Yield a StorageConfig: the given one, or an embedded server's."""
+    from .storage.embedded import EmbeddedS3
+
+    if storage is not None and storage.endpoint_url:
+        yield storage
+        return
+    with EmbeddedS3(bucket=storage.bucket if storage is not None else "regionchaos") as server:
+        yield server.config
+
+
+def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None, progress=None) -> tuple[RunResult, Any]:
+    """The deep run: control plane in the driver, data plane in Spark tasks."""
+    from .dataplane import S3Persistence
+
+    persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark)
+    result = Emulation(scenario, persistence, mutant=mutant, progress=progress).run()
+    return result, persistence
+
+
+def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
+        console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
+        local_dir: str | Path | None = None) -> dict:
+    from .storage.s3 import ObjectStore
+
+    mutant = check_mutant(mutant)
+    run_id = run_id or default_run_id(scenario, mutant)
+    replay = replay or replay_line(scenario.name, scenario.seed, overrides, mutant)
+    say = console.print if console is not None else (lambda *a, **k: None)
+    for warning in scenario.warnings:
+        say(f"[yellow]warning:[/yellow] {warning}")
+    walls: dict[str, float] = {}
+    with storage_for(storage) as config:
+        store = ObjectStore(config, f"{config.prefix}/{run_id}")
+        store.check_ready()  # unreachable endpoint / missing bucket: nothing written
+        if spark is None:
+            from .spark import get_spark
+
+            spark = get_spark()
+        started = time.perf_counter()
+        store.delete_many(store.list_keys(""))  # a re-run of a run id starts from a clean prefix
+        store.put("scenario.json", json.dumps({
+            "run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant,
+            "git_commit": git_commit(), "replay": replay,
+        }, sort_keys=True, indent=1).encode())
+        say(f"[bold]emulate[/bold] {scenario.name} seed={scenario.seed} mutant={mutant or 'none'} run_id={run_id}")
+        result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
+                                      progress=_progress_printer(say, scenario))
+        walls["emulate"] = round(time.perf_counter() - started, 3)
+        say(f"[bold]validate[/bold] {len(result.events)} events")
+        from .validate import validate_run
+
+        started = time.perf_counter()
+        try:
+            validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
+        except Exception as exc:  # a check that could not run is unknown, never valid
+            validation = {"checks": [], "verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
+        walls["validate"] = round(time.perf_counter() - started, 3)
+        summary = _summary(run_id, scenario, mutant, result, persistence, validation, walls, config, replay)
+        started = time.perf_counter()
+        try:
+            from .report import build_report
+
+            html = build_report(summary, store=store, spark=spark)
+            store.put("report/index.html", html.encode() if isinstance(html, str) else html)
+        except Exception as exc:
+            summary["report_error"] = f"{type(exc).__name__}: {exc}"
+        walls["report"] = round(time.perf_counter() - started, 3)
+        summary["stats"]["wall_seconds"] = walls
+        summary["stats"]["s3"] = _s3_stats(store, persistence)
+        body = json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
+        store.put("summary.json", body)
+        if local_dir is not None:
+            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+    return summary
+
+
+MIRRORED = ("summary.json", "scenario.json", "report/", "datadocs/", "validation/")
+
+
+def mirror_locally(store, target: Path) -> Path:
+    """Copy the human-facing artifacts (summary, report, Data Docs, results)
+    to a local folder: an embedded S3 server's contents die with the run."""
+    for key in store.list_keys(""):
+        if key.startswith(MIRRORED) or key in MIRRORED:
+            path = target / key
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(store.get(key))
+    return target
+
+
+def _progress_printer(say, scenario: Scenario):
+    every = max(1, (scenario.checkpoints + scenario.faults.heal_checkpoints) // 10)
+
+    def progress(attempt: int, limit: int, outcome) -> None:
+        if attempt % every == 0 and outcome is not None:
+            say(f"  attempt {attempt + 1}: checkpoint {outcome.checkpoint_id} {outcome.status}"
+                + (f" ({outcome.reason})" if outcome.reason else ""))
+
+    return progress
+
+
+def _s3_stats(store, persistence) -> dict:
+    stats = store.stats.as_dict()
+    extra = getattr(persistence, "stats", None)
+    if isinstance(extra, dict):
+        stats["dataplane"] = extra
+    return stats
+
+
+def _summary(run_id, scenario, mutant, result: RunResult, persistence, validation, walls, config, replay) -> dict:
+    checks = validation.get("checks", [])
+    verdict = validation.get("verdict", "unknown")
+    stats = dict(result.stats)
+    stats.update(validation.get("stats", {}))
+    base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
+    return {
+        "run_id": run_id,
+        "scenario": scenario.name,
+        "seed": scenario.seed,
+        "mutant": mutant,
+        "verdict": verdict,
+        "expect": scenario.expect.model_dump(),
+        "checks": checks,
+        "stats": stats,
+        "drawn": result.drawn,
+        "report": f"{base}/report/index.html",
+        "datadocs": f"{base}/datadocs/index.html",
+        "storage": {"endpoint_url": config.endpoint_url, "bucket": config.bucket, "prefix": f"{config.prefix}/{run_id}"},
+        "replay": replay,
+        **({"error": validation["error"]} if validation.get("error") else {}),
+    }
+
+
+def mutants() -> dict[str, str]:
+    return dict(MUTANTS)

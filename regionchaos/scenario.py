@@ -1,0 +1,342 @@
+"""Scenario configuration: what one chaos run emulates.
+
+In:  a YAML file from the catalogue (``scenarios/*.yaml``), a path, or a dict
+     (DAG params), plus ``--set KEY=VALUE`` overrides.
+Out: a validated, immutable :class:`Scenario`, or a :class:`ScenarioError`
+     that names every offending field and the reason.
+
+Checkpoint settings use Flink's configuration key names verbatim (the
+``flink`` mapping), so a scenario reads like a ``flink-conf.yaml`` next to the
+job topology, the workload, the fault mix and the rescale plan.
+Limitation rules of FLIP-600 (PROTOCOL.md section 7) are enforced here:
+keyed state or the changelog backend with regional checkpoints is rejected;
+BLOCKING / HYBRID edges disable regional checkpoints with a warning; NO_CLAIM
+warns.
+"""
+
+from __future__ import annotations
+
+import copy
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
+
+MUTANTS: dict[str, str] = {
+    "cleaner-ignores-refs": "the cleaner deletes a subsumed checkpoint's files even if a retained checkpoint references them",
+    "regional-final-checkpoint": "the final checkpoint of a bounded job may complete REGIONAL",
+    "failed-region-commits": "failed regions are sent notifyCheckpointComplete and commit what N does not cover",
+    "no-forced-global": "the consecutive-regional counter never forces a global checkpoint",
+    "ignore-failure-ratio": "max-failure-ratio is not enforced",
+    "enumerator-no-fallback": "the split enumerator snapshots its live assignment instead of a region-fallback state",
+    "split-drops-remainder": "even-split redistribution drops the remainder elements",
+    "union-as-split": "union state is redistributed like even-split state",
+    "drop-recovered-inflight": "a checkpoint taken during recovery omits recovered in-flight records not yet drained",
+    "metadata-before-state": "checkpoint metadata is committed before the state objects it names are uploaded",
+    "fallback-to-aborted": "a failed region falls back to its state from the latest attempted (possibly aborted) checkpoint",
+}
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input. ``errors`` is a list of (field, reason)."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        self.errors = errors
+        lines = [f"{field}: {reason}" for field, reason in errors]
+        super().__init__("invalid scenario:\n  " + "\n  ".join(lines))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Partitioning(str, Enum):
+    FORWARD = "forward"  # POINTWISE one-to-one: region per subtask index
+    REBALANCE = "rebalance"  # ALL_TO_ALL: joins every subtask into one region
+
+
+class Exchange(str, Enum):
+    PIPELINED = "pipelined"
+    BLOCKING = "blocking"
+    HYBRID = "hybrid"
+
+
+class Topology(_Strict):
+    """The job graph: source vertex -> process vertex (counter, union-state
+    epoch, broadcast rules, two-phase-commit sink chained together)."""
+
+    parallelism: int = Field(4, ge=1, le=8192, description="subtasks per vertex")
+    taskmanagers: int = Field(2, ge=1, le=256, description="subtask s runs on TaskManager s % taskmanagers")
+    partitioning: Partitioning = Field(Partitioning.FORWARD, description="source -> process edge")
+    exchange: Exchange = Field(Exchange.PIPELINED, description="source -> process result partition type")
+    keyed_state: bool = Field(False, description="the process vertex uses keyed state")
+    coordinator_fallback: bool = Field(
+        True, description="the split enumerator implements checkpointCoordinatorForRegionFallback"
+    )
+
+
+class Workload(_Strict):
+    splits: int = Field(8, ge=1, le=1_000_000, description="initial source splits")
+    discovered_splits: int = Field(0, ge=0, le=1_000_000, description="splits discovered while running")
+    bounded: bool = Field(False, description="splits are finite; the job finishes")
+    records_per_split: int = Field(1000, ge=1, le=10_000_000, description="split length when bounded")
+    records_per_interval: tuple[int, int] = Field(
+        (5, 20), description="[min, max] records a split advances between checkpoints"
+    )
+    inflight_max: int = Field(
+        8, ge=0, le=100_000, description="max records in flight per split edge (unaligned)"
+    )
+    drain_per_interval: int = Field(
+        4, ge=1, le=100_000, description="recovered in-flight records drained per interval"
+    )
+
+    @model_validator(mode="after")
+    def _interval_range(self) -> Workload:
+        lo, hi = self.records_per_interval
+        if lo < 0 or hi < lo:
+            raise ValueError("records_per_interval must be [min, max] with 0 <= min <= max")
+        return self
+
+
+class FlinkConfig(_Strict):
+    """Checkpoint settings under Flink's key names (PROTOCOL.md section 2)."""
+
+    region_enabled: bool = Field(False, alias="execution.checkpointing.region.enabled")
+    max_failure_ratio: float = Field(
+        0.5, ge=0.0, le=1.0, alias="execution.checkpointing.region.max-failure-ratio"
+    )
+    max_consecutive_failures: int = Field(
+        3, ge=0, le=10_000, alias="execution.checkpointing.region.max-consecutive-failures"
+    )
+    timeout_ms: int = Field(600_000, ge=1, alias="execution.checkpointing.timeout")
+    region_timeout_ms: int | None = Field(None, ge=1, alias="execution.checkpointing.region.timeout")
+    unaligned: bool = Field(False, alias="execution.checkpointing.unaligned.enabled")
+    num_retained: int = Field(1, ge=1, le=1000, alias="state.checkpoints.num-retained")
+    backend_type: Literal["hashmap", "rocksdb"] = Field("hashmap", alias="state.backend.type")
+    changelog: bool = Field(False, alias="state.backend.changelog.enabled")
+    file_merging: bool = Field(True, alias="execution.checkpointing.file-merging.enabled")
+    restore_mode: Literal["CLAIM", "NO_CLAIM"] = Field("CLAIM", alias="execution.state-recovery.claim-mode")
+    forced_global_policy: Literal["reset-counter", "keep-forcing"] = Field(
+        "reset-counter",
+        alias="execution.checkpointing.region.forced-global-failure",
+        description=(
+            "not a Flink key: what a failed forced-global checkpoint does. 'reset-counter' is "
+            "the FLIP's tier 2; 'keep-forcing' is the alternative raised on the dev list "
+            "(the failed region may not fail the checkpoint again)"
+        ),
+    )
+
+
+class Faults(_Strict):
+    """Fault mix: probabilities per checkpoint (per subtask, region, TM or job)."""
+
+    decline: float = Field(0.0, ge=0.0, le=1.0, description="a subtask declines")
+    timeout: float = Field(0.0, ge=0.0, le=1.0, description="a subtask neither acks nor declines")
+    subtask_crash: float = Field(0.0, ge=0.0, le=1.0, description="a region fails over (per region)")
+    taskmanager_loss: float = Field(0.0, ge=0.0, le=1.0, description="a TaskManager is lost (per TM)")
+    jobmanager_failover: float = Field(0.0, ge=0.0, le=1.0, description="the JobManager fails over")
+    put_failure: float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT fails (per TM)")
+    slow_put: float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT is too slow (per TM)")
+    crash_before_metadata: float = Field(
+        0.0, ge=0.0, le=1.0, description="JM crashes between state upload and metadata commit"
+    )
+    recovery_failure: float = Field(
+        0.0, ge=0.0, le=1.0, description="a restarted region fails again during recovery"
+    )
+    correlated_regions: int = Field(
+        1, ge=1, le=8192, description="a declining region drags this many neighbours with it"
+    )
+    heal_checkpoints: int = Field(3, ge=1, le=1000, description="fault-free checkpoints at the end")
+    swarm: bool = Field(False, description="the seed also draws which fault kinds are on")
+
+
+class RescaleEvent(_Strict):
+    after_checkpoint: int = Field(..., ge=0, description="index (0-based) of the checkpoint after which to rescale")
+    parallelism: int = Field(..., ge=1, le=8192)
+
+
+class Expect(_Strict):
+    verdict: Literal["valid", "invalid"] = "valid"
+    invariant: str | None = None
+    why: str | None = None
+
+
+class Scenario(_Strict):
+    name: str = Field(..., min_length=1)
+    description: str = ""
+    seed: int = Field(1, ge=0, le=2**63 - 1)
+    checkpoints: int = Field(10, ge=1, le=100_000, description="checkpoints triggered in the fault phase")
+    first_checkpoint_id: int = Field(1, ge=1)
+    topology: Topology = Topology()
+    workload: Workload = Workload()
+    flink: FlinkConfig = FlinkConfig()
+    faults: Faults = Faults()
+    rescale: tuple[RescaleEvent, ...] = ()
+    expect: Expect = Expect()
+    warnings_: tuple[str, ...] = Field((), alias="warnings", exclude=True)
+
+    @model_validator(mode="after")
+    def _limitations(self) -> Scenario:
+        errors: list[str] = []
+        if self.flink.region_enabled and self.topology.keyed_state:
+            errors.append(
+                "topology.keyed_state: keyed state is not supported with regional checkpoints "
+                "(execution.checkpointing.region.enabled=true); the job is rejected at submission"
+            )
+        if self.flink.region_enabled and self.flink.changelog:
+            errors.append(
+                "flink.state.backend.changelog.enabled: the changelog state backend is not supported "
+                "with regional checkpoints; the job is rejected at submission"
+            )
+        if self.flink.region_timeout_ms is not None and self.flink.region_timeout_ms > self.flink.timeout_ms:
+            errors.append(
+                "flink.execution.checkpointing.region.timeout: must not exceed execution.checkpointing.timeout"
+            )
+        last = -1
+        for i, event in enumerate(self.rescale):
+            if event.after_checkpoint <= last:
+                errors.append(f"rescale.{i}.after_checkpoint: rescale events must be in increasing order")
+            if event.after_checkpoint >= self.checkpoints:
+                errors.append(
+                    f"rescale.{i}.after_checkpoint: {event.after_checkpoint} is beyond the "
+                    f"{self.checkpoints} checkpoints of the fault phase"
+                )
+            last = event.after_checkpoint
+        if self.expect.verdict == "invalid" and not self.expect.invariant:
+            errors.append("expect.invariant: a scenario expected to be invalid must name the invariant it breaks")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+    # -- derived views -------------------------------------------------------
+
+    @property
+    def region_enabled_effective(self) -> bool:
+        """Regional checkpoints as they run: BLOCKING/HYBRID edges disable them."""
+        return self.flink.region_enabled and self.topology.exchange == Exchange.PIPELINED
+
+    @property
+    def warnings(self) -> list[str]:
+        out: list[str] = []
+        if self.flink.region_enabled and self.topology.exchange != Exchange.PIPELINED:
+            out.append(
+                f"topology.exchange={self.topology.exchange.value}: BLOCKING/HYBRID edges between "
+                "regions; regional checkpoints are disabled at runtime, checkpoints are global only"
+            )
+        if self.flink.region_enabled and self.flink.restore_mode == "NO_CLAIM":
+            out.append(
+                "execution.state-recovery.claim-mode=NO_CLAIM: after restoring, only a later global "
+                "checkpoint frees the restored snapshot"
+            )
+        if self.flink.region_enabled and self.topology.partitioning == Partitioning.REBALANCE:
+            out.append(
+                "topology.partitioning=rebalance: an ALL_TO_ALL pipelined edge joins every subtask "
+                "into one pipeline region; regional checkpoints cannot complete"
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
+
+
+# -- loading ------------------------------------------------------------------
+
+_SECTIONS = {"topology", "workload", "flink", "faults", "expect"}
+
+
+def _format_loc(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc if p not in ("function-after[_interval_range(), Workload]",))
+
+
+def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:
+    out = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (not a field of this section)"
+        if msg.startswith("Value error, "):
+            # model-level validators name their fields inside the message
+            for part in msg[len("Value error, ") :].split("; "):
+                field, _, reason = part.partition(": ")
+                out.append((".".join(loc + [field]) if loc else field, reason or part))
+            continue
+        out.append((".".join(loc) or "scenario", msg))
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """Parse a ``--set`` value with YAML rules (``true``, ``0.5``, ``[1, 2]``)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Apply ``KEY=VALUE`` overrides. A key whose first segment is a section
+    (``faults.decline``) is a path into it; any other dotted key is a Flink
+    configuration key (``execution.checkpointing.region.enabled``)."""
+    data = copy.deepcopy(data)
+    for key, value in overrides.items():
+        head, _, rest = key.partition(".")
+        if head in _SECTIONS and rest:
+            if head == "flink":
+                data.setdefault("flink", {})[rest] = value
+                continue
+            node = data.setdefault(head, {})
+            parts = rest.split(".")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = value
+        elif "." in key:
+            data.setdefault("flink", {})[key] = value
+        else:
+            data[key] = value
+    return data
+
+
+def from_dict(data: dict[str, Any], overrides: dict[str, Any] | None = None) -> Scenario:
+    if not isinstance(data, dict):
+        raise ScenarioError([("scenario", "must be a mapping of fields")])
+    if overrides:
+        data = apply_overrides(data, overrides)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(_errors_from(exc)) from None
+
+
+def catalogue() -> dict[str, Path]:
+    """Scenario name -> YAML file, for every scenario in the catalogue."""
+    return {p.stem: p for p in sorted(CATALOGUE_DIR.glob("*.yaml"))}
+
+
+def load(name_or_path: str, overrides: dict[str, Any] | None = None, seed: int | None = None) -> Scenario:
+    """Load a catalogue scenario by name, or a YAML file by path."""
+    path = Path(name_or_path)
+    entries = catalogue()
+    if name_or_path in entries:
+        path = entries[name_or_path]
+    elif not (path.suffix in (".yaml", ".yml") and path.exists()):
+        known = ", ".join(entries)
+        raise ScenarioError([("scenario", f"unknown scenario {name_or_path!r}; known: {known}")])
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ScenarioError([("scenario", f"{path} is not valid YAML: {exc}")]) from None
+    if seed is not None:
+        overrides = {**(overrides or {}), "seed": seed}
+    return from_dict(data, overrides)
+
+
+def check_mutant(name: str | None) -> str | None:
+    if name in (None, "", "none"):
+        return None
+    if name not in MUTANTS:
+        raise ScenarioError([("mutant", f"unknown mutant {name!r}; known: {', '.join(MUTANTS)}")])
+    return name

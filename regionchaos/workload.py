@@ -1,0 +1,54 @@
+"""The workload's records: a pure function of (seed, split, sequence number).
+
+In:  the run's seed, a split id and a range of sequence numbers.
+Out: record values (integers in [0, 1000)), vectorised with numpy, and the
+     count / sum of a range with some sub-ranges skipped.
+
+Both the data plane (which "processes" the records) and validation (which
+recomputes the expected state) call these; the emulator never hands its
+own sums to validation.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser, elementwise on uint64."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def record_values(seed: int, split: int, start: int, end: int) -> np.ndarray:
+    """Values of records ``[start, end)`` of ``split``."""
+    if end <= start:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        base = np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(split) * np.uint64(
+            0xD1B54A32D192ED03
+        )
+        seq = np.arange(start, end, dtype=np.uint64)
+        return (_mix(base + seq) % np.uint64(1000)).astype(np.int64)
+
+
+def record_value(seed: int, split: int, seq: int) -> int:
+    return int(record_values(seed, split, seq, seq + 1)[0])
+
+
+def range_count_sum(seed: int, split: int, start: int, end: int,
+                    skipped: Iterable[tuple[int, int]] = ()) -> tuple[int, int]:
+    """(count, sum) of records ``[start, end)`` minus the ``skipped`` ranges."""
+    values = record_values(seed, split, start, end)
+    keep = np.ones(len(values), dtype=bool)
+    for a, b in skipped:
+        lo, hi = max(a, start), min(b, end)
+        if hi > lo:
+            keep[lo - start : hi - start] = False
+    return int(keep.sum()), int(values[keep].sum())
