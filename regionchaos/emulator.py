@@ -356,6 +356,8 @@ class Emulation:
         rows = self.batch.state_rows
         base = {"checkpoint_id": cid, "object_key": key, "vertex": vertex, "subtask": sub, "tm": sub % self.tms}
         if vertex == SOURCE:
+            if not splits:  # the data plane still writes the empty segment the metadata names
+                rows.append({**base, "operator": "source", "split": -1, "src": None})
             for split in splits:
                 sp = self.splits[split]
                 rows.append({**base, "operator": "source", "split": split, "src": sp.src})
@@ -407,6 +409,7 @@ class Emulation:
                  max_consecutive_failures=self.settings.max_consecutive_failures,
                  region_enabled=self.settings.region_enabled,
                  subsumed=list(o.subsumed), deleted=len(o.objects_to_delete),
+                 deleted_keys=sorted(o.objects_to_delete),
                  put_failures=sorted(faults.put_failures), slow_puts=sorted(faults.slow_puts))
         if o.checkpoint is not None:
             self.log("checkpoint_completed", checkpoint_id=o.checkpoint_id, type=o.status,
@@ -518,7 +521,7 @@ class Emulation:
         orphans = self.persistence.delete_orphans(store.live_objects())
         self.log("jobmanager_failover", cause=cause, recovered=[c.checkpoint_id for c in store.retained],
                  next_checkpoint_id=next_id, counter=self.coordinator.consecutive_regional,
-                 orphans_deleted=len(orphans))
+                 orphans_deleted=len(orphans), orphan_keys=sorted(orphans))
         if latest is None:
             self._restart_from_scratch(cause)
         else:
@@ -602,5 +605,7 @@ class Emulation:
 
     def _flush(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id
+        logged = len(self.batch.events)
         self.persistence.flush(self.batch)
+        self.events.extend(self.batch.events[logged:])  # data-plane events (storage faults): seq goes on after them
         self.batch = Batch(index=self.batch.index + 1)

@@ -98,7 +98,7 @@ class Workload(_Strict):
     def _interval_range(self) -> Workload:
         lo, hi = self.records_per_interval
         if lo < 0 or hi < lo:
-            raise ValueError("records_per_interval must be [min, max] with 0 <= min <= max")
+            raise ValueError("records_per_interval: must be [min, max] with 0 <= min <= max")
         return self
 
 
@@ -246,10 +246,6 @@ class Scenario(_Strict):
 # -- loading ------------------------------------------------------------------
 
 _SECTIONS = {"topology", "workload", "flink", "faults", "expect"}
-
-
-def _format_loc(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc if p not in ("function-after[_interval_range(), Workload]",))
 
 
 def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:

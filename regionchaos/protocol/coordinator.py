@@ -336,12 +336,12 @@ class CheckpointCoordinator:
         return restored
 
     def _restore_channel_state(self, latest: CompletedCheckpoint, restored: dict[Task, States]) -> None:
+        """Channel state follows its channel (split) to the subtask that now reads it."""
+        if not any(s.channel_state for s in latest.operator_states.values()):
+            return
         source_vertex = self.vertex_of[self.source_operator]
-        owner = {}
-        for (v, sub), states in restored.items():
-            if v == source_vertex:
-                for split in states[self.source_operator].elements:
-                    owner[split] = sub
+        owner = {split: sub for (v, sub), states in restored.items() if v == source_vertex
+                 for split in states[self.source_operator].elements}
         for vertex, op in self.graph.operators():
             old = [s for (o, _), s in latest.operator_states.items() if o == op]
             if not any(s.channel_state for s in old):

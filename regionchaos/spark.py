@@ -1,0 +1,147 @@
+"""The process's one Spark session.
+
+In:  an app name and a master URL (argument, else ``REGIONCHAOS_SPARK_MASTER``,
+     else ``local[2]``).
+Out: a shared, quiet SparkSession tuned for small local jobs (no UI, 4 shuffle
+     partitions, reused Python workers whose interpreter is this one), and
+     `session_start_seconds`: how long building it took (None if it was reused).
+
+Starting a session costs seconds (JVM start, py4j gateway): build it once per
+process and pass it around. ``pyspark`` is imported lazily so importing this
+module stays cheap (Airflow DAG parsing, the CLI's ``--help``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MASTER_ENV = "REGIONCHAOS_SPARK_MASTER"
+DEFAULT_MASTER = "local[2]"
+DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
+DEFAULT_DRIVER_MEMORY = "2g"
+
+# Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+
+_lock = threading.Lock()
+_session: SparkSession | None = None
+session_start_seconds: float | None = None  # wall time of the last session build
+
+
+def spark_conf(app_name: str, master: str) -> dict[str, str]:
+    """The configuration get_spark applies (kept apart so it can be inspected and tested)."""
+    conf = {
+        "spark.app.name": app_name,
+        "spark.master": master,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": os.environ.get(DRIVER_MEMORY_ENV, DEFAULT_DRIVER_MEMORY),
+        "spark.python.worker.reuse": "true",
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.bindAddress": "127.0.0.1" if master.startswith("local") else "0.0.0.0",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
+    }
+    cores = _cores(master)
+    if cores:
+        conf["spark.default.parallelism"] = str(cores)
+    return conf
+
+
+def get_spark(app_name: str = "regionchaos", master: str | None = None) -> SparkSession:
+    """The process's shared SparkSession, built on first call.
+
+    A later call returns the same session whatever its arguments (Spark allows
+    one active SparkContext per JVM); a different ``master`` then raises, so a
+    caller never silently runs somewhere it did not ask for.
+    """
+    global _session, session_start_seconds
+    from pyspark.sql import SparkSession
+
+    wanted = master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+    with _lock:
+        if _session is not None and _session.sparkContext._jsc is None:
+            _session = None  # stopped by someone else
+        active = _session or SparkSession.getActiveSession()
+        if active is not None:
+            running = active.sparkContext.master
+            if master is not None and running != master:
+                raise RuntimeError(f"a Spark session on {running!r} is already running; cannot switch to {master!r}")
+            _session = active
+            return active
+        started = time.perf_counter()
+        # Python workers must run this interpreter (the venv with regionchaos installed)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if wanted.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "resolves to a loopback address" warning
+        builder = SparkSession.builder
+        for key, value in spark_conf(app_name, wanted).items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        _session = spark
+        session_start_seconds = round(time.perf_counter() - started, 3)
+        return spark
+
+
+def stop_spark() -> None:
+    """Stop the shared session if one is running (tests, end of a CLI run)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None
+
+
+def _log4j2_file() -> str:
+    """A log4j2 configuration keeping only errors (written once per user)."""
+    path = os.path.join(tempfile.gettempdir(), f"regionchaos-log4j2-{os.getuid()}.properties")
+    try:
+        with open(path) as f:
+            if f.read() == _LOG4J2:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(_LOG4J2)
+    os.replace(tmp, path)
+    return path
+
+
+def _cores(master: str) -> int | None:
+    """Cores of a ``local[N]`` master (``local[*]``: all of them); None otherwise."""
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        inner = master[len("local["):-1].split(",")[0]
+        if inner == "*":
+            return os.cpu_count() or 1
+        if inner.isdigit():
+            return int(inner)
+    return None

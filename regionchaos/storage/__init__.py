@@ -1,0 +1,49 @@
+"""Storage of a run's artifacts on S3-style object storage.
+
+In:  a `StorageConfig` (endpoint, bucket, region, prefix) and a run prefix.
+Out: an `ObjectStore` confined to ``s3://BUCKET/runs/RUN_ID/``; `EmbeddedS3` /
+     `ensure_storage` for the default in-process S3 server; `FaultyObjectStore` for
+     planned storage faults.
+
+Modules: `s3` (config, store, errors, stats), `embedded` (moto server), `faults`.
+"""
+
+from regionchaos.storage.embedded import EmbeddedS3, create_bucket, ensure_storage
+from regionchaos.storage.faults import (
+    FAIL_ALWAYS,
+    FaultPlan,
+    FaultyObjectStore,
+    InjectedCrash,
+    InjectedPutFailure,
+)
+from regionchaos.storage.s3 import (
+    BucketMissing,
+    ObjectMissing,
+    ObjectStore,
+    StorageConfig,
+    StorageError,
+    StorageStats,
+    StorageUnreachable,
+    check_bucket,
+    validate_key,
+)
+
+__all__ = [
+    "FAIL_ALWAYS",
+    "BucketMissing",
+    "EmbeddedS3",
+    "FaultPlan",
+    "FaultyObjectStore",
+    "InjectedCrash",
+    "InjectedPutFailure",
+    "ObjectMissing",
+    "ObjectStore",
+    "StorageConfig",
+    "StorageError",
+    "StorageStats",
+    "StorageUnreachable",
+    "check_bucket",
+    "create_bucket",
+    "ensure_storage",
+    "validate_key",
+]

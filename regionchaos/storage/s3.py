@@ -1,0 +1,383 @@
+"""Object store of one run on S3-style storage, through boto3.
+
+In:  a `StorageConfig` (endpoint, bucket, region, top-level prefix; credentials come from
+     boto3's standard chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_PROFILE ...)
+     and a run prefix such as ``runs/RUN_ID/``.
+Out: bytes put into and read from ``s3://BUCKET/<run prefix>/<key>``; counts of S3
+     requests and bytes in `ObjectStore.stats`; `StorageError` subclasses whose messages
+     name the endpoint, bucket or key and the reason.
+
+Every key handed to `ObjectStore` is relative to its run prefix and validated, so a run can
+never write outside ``runs/RUN_ID/``. `StorageConfig` is small and picklable: ship it into
+Spark tasks and build an `ObjectStore` there (boto3 clients do not pickle).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+import boto3
+import botocore.config
+import botocore.exceptions
+import pydantic
+
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 60.0
+MAX_ATTEMPTS = 3
+# check_ready probes once, quickly: an unreachable endpoint must fail in seconds.
+PROBE_CONNECT_TIMEOUT_S = 2.0
+PROBE_READ_TIMEOUT_S = 5.0
+DELETE_BATCH_SIZE = 1000  # S3's limit for one DeleteObjects call
+DEFAULT_THREADS = 16
+
+_MISSING_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
+_NO_BUCKET_CODES = frozenset({"NoSuchBucket"})
+_UNREACHABLE_ERRORS = (
+    botocore.exceptions.EndpointConnectionError,  # includes ConnectTimeoutError
+    botocore.exceptions.ReadTimeoutError,
+    botocore.exceptions.ConnectionClosedError,
+)
+_T = TypeVar("_T")
+
+
+class StorageError(Exception):
+    """Base of every storage failure raised by this package."""
+
+
+class StorageUnreachable(StorageError):
+    """The S3 endpoint did not answer (refused, timed out, DNS, closed connection)."""
+
+
+class BucketMissing(StorageError):
+    """The endpoint answered but the bucket does not exist."""
+
+
+class ObjectMissing(StorageError):
+    """`ObjectStore.get` of a key that holds no object."""
+
+
+class StorageConfig(pydantic.BaseModel):
+    """Where a run's objects live. Picklable; holds no credentials.
+
+    ``endpoint_url=None`` means "start the embedded S3 server" for `ensure_storage`
+    (which fills it in); a client built from a config whose endpoint is still None uses
+    boto3's defaults (AWS_ENDPOINT_URL, else AWS itself).
+    """
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    endpoint_url: str | None = None
+    bucket: str = "regionchaos"
+    region_name: str = "us-east-1"
+    prefix: str = "runs"
+
+    def client(
+        self,
+        *,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        max_attempts: int = MAX_ATTEMPTS,
+    ) -> Any:
+        """A new boto3 S3 client (path-style, standard retries, 32 pooled connections)."""
+        botocore_config = botocore.config.Config(
+            retries={"mode": "standard", "max_attempts": max_attempts},
+            max_pool_connections=32,
+            connect_timeout=connect_timeout_s,
+            read_timeout=read_timeout_s,
+            s3={"addressing_style": "path"},
+        )
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name=self.region_name,
+            config=botocore_config,
+        )
+
+    def describe_endpoint(self) -> str:
+        """The endpoint for messages: its URL, or what boto3 falls back to."""
+        return self.endpoint_url or "(default: AWS_ENDPOINT_URL or AWS)"
+
+    def run_prefix(self, run_id: str) -> str:
+        """The prefix of one run: ``<prefix>/<run_id>/``."""
+        return f"{self.prefix.strip('/')}/{run_id}/"
+
+
+def check_bucket(config: StorageConfig) -> None:
+    """Probe the endpoint and bucket once with HeadBucket; creates nothing.
+
+    Raises StorageUnreachable, BucketMissing, or StorageError (credentials, access).
+    """
+    probe = config.client(
+        connect_timeout_s=PROBE_CONNECT_TIMEOUT_S,
+        read_timeout_s=PROBE_READ_TIMEOUT_S,
+        max_attempts=1,
+    )
+    try:
+        probe.head_bucket(Bucket=config.bucket)
+    except botocore.exceptions.ClientError as exc:
+        code = _error_code(exc)
+        if code in _MISSING_CODES | _NO_BUCKET_CODES:
+            raise BucketMissing(
+                f"S3 bucket {config.bucket!r} does not exist at "
+                f"{config.describe_endpoint()}. Create it, or check --s3-bucket"
+            ) from exc
+        raise _translate(exc, config, f"HeadBucket {config.bucket!r}") from exc
+    except Exception as exc:
+        raise _translate(exc, config, f"HeadBucket {config.bucket!r}") from exc
+    finally:
+        probe.close()
+
+
+class StorageStats:
+    """Thread-safe counts of S3 requests (by operation) and payload bytes.
+
+    Counts API calls made by `ObjectStore` (one per list page / delete batch), not
+    botocore's internal retries.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests_by_op: dict[str, int] = {}
+        self.bytes_written = 0
+        self.bytes_read = 0
+
+    def record(self, op: str, bytes_written: int = 0, bytes_read: int = 0) -> None:
+        with self._lock:
+            self.requests_by_op[op] = self.requests_by_op.get(op, 0) + 1
+            self.bytes_written += bytes_written
+            self.bytes_read += bytes_read
+
+    def add_bytes_read(self, bytes_read: int) -> None:
+        with self._lock:
+            self.bytes_read += bytes_read
+
+    def merge(self, counts: Mapping[str, Any]) -> None:
+        """Add the `as_dict()` of another store (e.g. one returned by a Spark task)."""
+        with self._lock:
+            for op, n in counts.get("requests_by_op", {}).items():
+                self.requests_by_op[op] = self.requests_by_op.get(op, 0) + int(n)
+            self.bytes_written += int(counts.get("bytes_written", 0))
+            self.bytes_read += int(counts.get("bytes_read", 0))
+
+    def as_dict(self) -> dict[str, Any]:
+        with self._lock:
+            by_op = dict(sorted(self.requests_by_op.items()))
+            return {
+                "requests": sum(by_op.values()),
+                "requests_by_op": by_op,
+                "bytes_written": self.bytes_written,
+                "bytes_read": self.bytes_read,
+            }
+
+
+def validate_key(key: str) -> str:
+    """Return `key` if it is a safe relative key, else raise ValueError.
+
+    Rejected: empty keys, ``..`` anywhere, a leading ``/``, empty segments (``a//b``,
+    trailing ``/``), so a key joined to a run prefix stays under that prefix.
+    """
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"storage key must be a non-empty string, got {key!r}")
+    if ".." in key:
+        raise ValueError(f"storage key {key!r} contains '..'")
+    if key.startswith("/"):
+        raise ValueError(f"storage key {key!r} starts with '/'")
+    if "" in key.split("/"):
+        raise ValueError(f"storage key {key!r} has an empty path segment")
+    return key
+
+
+class ObjectStore:
+    """One bucket, one run prefix: put / get / list / delete of keys under the prefix."""
+
+    def __init__(self, config: StorageConfig, run_prefix: str, client: Any = None) -> None:
+        self.config = config
+        self.run_prefix = validate_key(run_prefix.rstrip("/")) + "/"
+        self.client = client if client is not None else config.client()
+        self.stats = StorageStats()
+
+    @classmethod
+    def for_run(cls, config: StorageConfig, run_id: str, client: Any = None) -> ObjectStore:
+        """The store of run `run_id`, under ``<config.prefix>/<run_id>/``."""
+        return cls(config, config.run_prefix(run_id), client=client)
+
+    def full_key(self, key: str) -> str:
+        """The bucket key of relative `key` (validated)."""
+        return self.run_prefix + validate_key(key)
+
+    def uri(self, key: str = "") -> str:
+        """``s3://bucket/run-prefix/key`` for reports and logs."""
+        suffix = self.full_key(key) if key else self.run_prefix
+        return f"s3://{self.config.bucket}/{suffix}"
+
+    def check_ready(self) -> None:
+        """Fail fast if the endpoint or bucket is not usable; creates nothing."""
+        check_bucket(self.config)
+
+    def put(self, key: str, body: bytes) -> None:
+        full = self.full_key(key)
+        self._call("PutObject", full, self.client.put_object,
+                   bytes_written=len(body), Bucket=self.config.bucket, Key=full, Body=body)
+
+    def put_if_absent(self, key: str, body: bytes) -> bool:
+        """Conditional PUT (``If-None-Match: *``): True if written, False if the key exists.
+
+        Real S3 may answer 409 ConditionalRequestConflict to concurrent conditional PUTs
+        of one key; that is raised as StorageError.
+        """
+        full = self.full_key(key)
+        try:
+            self._call("PutObject", full, self.client.put_object, bytes_written=len(body),
+                       Bucket=self.config.bucket, Key=full, Body=body, IfNoneMatch="*")
+        except StorageError as exc:
+            if _error_code(exc.__cause__) == "PreconditionFailed":
+                return False
+            raise
+        return True
+
+    def get(self, key: str) -> bytes:
+        """The object's bytes; ObjectMissing if there is none."""
+        body = self.get_or_none(key)
+        if body is None:
+            raise ObjectMissing(f"no object {self.uri(key)}")
+        return body
+
+    def get_or_none(self, key: str) -> bytes | None:
+        full = self.full_key(key)
+
+        def get_body() -> bytes:  # reading the stream inside _call translates its errors
+            return self.client.get_object(Bucket=self.config.bucket, Key=full)["Body"].read()
+
+        try:
+            body = self._call("GetObject", full, get_body)
+        except StorageError as exc:
+            if _error_code(exc.__cause__) in _MISSING_CODES:
+                return None
+            raise
+        self.stats.add_bytes_read(len(body))
+        return body
+
+    def exists(self, key: str) -> bool:
+        full = self.full_key(key)
+        try:
+            self._call("HeadObject", full, self.client.head_object,
+                       Bucket=self.config.bucket, Key=full)
+        except StorageError as exc:
+            if _error_code(exc.__cause__) in _MISSING_CODES:
+                return False
+            raise
+        return True
+
+    def list_keys(self, sub_prefix: str = "") -> list[str]:
+        """Keys under ``run prefix + sub_prefix``, relative to the run prefix, sorted."""
+        prefix = self.run_prefix
+        if sub_prefix:
+            trailing = "/" if sub_prefix.endswith("/") else ""
+            prefix = self.full_key(sub_prefix.rstrip("/")) + trailing
+        pages = self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.config.bucket, Prefix=prefix
+        )
+        keys: list[str] = []
+        try:
+            for page in pages:  # one ListObjectsV2 request per page of <= 1000 keys
+                self.stats.record("ListObjectsV2")
+                keys.extend(item["Key"][len(self.run_prefix):] for item in page.get("Contents", []))
+        except Exception as exc:
+            self.stats.record("ListObjectsV2")  # the page request that failed
+            raise _translate(exc, self.config, f"ListObjectsV2 {prefix}") from exc
+        return sorted(keys)
+
+    def delete_many(self, keys: Iterable[str]) -> int:
+        """Delete `keys` in DeleteObjects batches of 1000; returns how many were asked.
+
+        Deleting a key that holds no object is not an error (S3 semantics).
+        """
+        full_keys = [self.full_key(key) for key in keys]
+        for start in range(0, len(full_keys), DELETE_BATCH_SIZE):
+            batch = full_keys[start:start + DELETE_BATCH_SIZE]
+            response = self._call(
+                "DeleteObjects", f"{len(batch)} keys under {self.run_prefix}",
+                self.client.delete_objects,
+                Bucket=self.config.bucket,
+                Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+            )
+            errors = response.get("Errors", [])
+            if errors:
+                first = errors[0]
+                raise StorageError(
+                    f"DeleteObjects failed for {len(errors)} of {len(batch)} keys in "
+                    f"bucket {self.config.bucket!r}, e.g. {first.get('Key')}: "
+                    f"{first.get('Code')} {first.get('Message')}"
+                )
+        return len(full_keys)
+
+    def put_many(self, items: Iterable[tuple[str, bytes]], threads: int = DEFAULT_THREADS) -> int:
+        """PUT many objects with a thread pool; returns how many were written.
+
+        All keys are validated before the first PUT. On the first failure the PUTs not
+        yet started are cancelled and that failure is raised.
+        """
+        batch = [(validate_key(key), body) for key, body in items]
+        self._run_parallel([lambda k=k, b=b: self.put(k, b) for k, b in batch], threads)
+        return len(batch)
+
+    def get_many(self, keys: Iterable[str], threads: int = DEFAULT_THREADS) -> dict[str, bytes]:
+        """GET many objects with a thread pool; ObjectMissing if any is absent."""
+        wanted = [validate_key(key) for key in keys]
+        bodies = self._run_parallel([lambda k=k: self.get(k) for k in wanted], threads)
+        return dict(zip(wanted, bodies))
+
+    def _run_parallel(self, tasks: list[Callable[[], _T]], threads: int) -> list[_T]:
+        if not tasks:
+            return []
+        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(tasks)))) as pool:
+            futures = [pool.submit(task) for task in tasks]
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in pending:
+                future.cancel()
+            for future in futures:
+                if future in done and future.exception() is not None:
+                    raise future.exception()
+            return [future.result() for future in futures]
+
+    def _call(self, op: str, target: str, fn: Callable[..., _T], *, bytes_written: int = 0,
+              **kwargs: Any) -> _T:
+        """Count one `op` request on `target` (for messages); translate its failures."""
+        self.stats.record(op, bytes_written=bytes_written)
+        try:
+            return fn(**kwargs)
+        except Exception as exc:
+            raise _translate(exc, self.config, f"{op} {target}") from exc
+
+
+def _error_code(exc: BaseException | None) -> str | None:
+    if isinstance(exc, botocore.exceptions.ClientError):
+        return str(exc.response.get("Error", {}).get("Code"))
+    return None
+
+
+def _translate(exc: Exception, config: StorageConfig, what: str) -> StorageError:
+    """A StorageError naming the endpoint/bucket/operation for a botocore failure."""
+    endpoint = config.describe_endpoint()
+    if isinstance(exc, _UNREACHABLE_ERRORS):
+        return StorageUnreachable(
+            f"S3 endpoint {endpoint} is unreachable: {exc}. "
+            "Check --s3-endpoint / AWS_ENDPOINT_URL"
+        )
+    if isinstance(exc, botocore.exceptions.NoCredentialsError):
+        return StorageError(
+            f"no AWS credentials for S3 endpoint {endpoint}: set AWS_ACCESS_KEY_ID / "
+            "AWS_SECRET_ACCESS_KEY or AWS_PROFILE"
+        )
+    code = _error_code(exc)
+    if code in _NO_BUCKET_CODES:
+        return BucketMissing(f"S3 bucket {config.bucket!r} does not exist at {endpoint}")
+    if code in {"403", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"}:
+        return StorageError(
+            f"access denied to bucket {config.bucket!r} at {endpoint} ({code}) during "
+            f"{what}: check the credentials"
+        )
+    return StorageError(f"{what} failed at {endpoint}, bucket {config.bucket!r}: {exc}")

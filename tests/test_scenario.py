@@ -1,0 +1,93 @@
+"""Scenario configuration: the catalogue loads, and bad input is rejected
+with the field and the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from regionchaos.scenario import ScenarioError, catalogue, check_mutant, from_dict, load
+
+BASE = {"name": "t", "flink": {"execution.checkpointing.region.enabled": True}}
+
+
+def _with(**sections):
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in BASE.items()}
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return data
+
+
+def test_catalogue_has_every_design_scenario():
+    names = set(catalogue())
+    assert {"smoke", "regional-basic", "forced-global", "rescale-4-2-1", "bounded-final", "coordinator-fallback",
+            "unaligned-recovery-7-2", "storage-faults", "jm-failover", "large", "global-vs-regional"} <= names
+    for name in names:
+        assert load(name).name == name
+
+
+INVALID = [
+    (_with(flink={"execution.checkpointing.region.max-failure-ratio": 1.5}),
+     "flink.execution.checkpointing.region.max-failure-ratio", "less than or equal to 1"),
+    (_with(flink={"execution.checkpointing.region.max-consecutive-failures": -1}),
+     "flink.execution.checkpointing.region.max-consecutive-failures", "greater than or equal to 0"),
+    (_with(flink={"execution.checkpointing.region.enabeld": True}),
+     "flink.execution.checkpointing.region.enabeld", "unknown key"),
+    (_with(topology={"keyed_state": True}), "topology.keyed_state", "keyed state is not supported"),
+    (_with(flink={"state.backend.changelog.enabled": True}),
+     "flink.state.backend.changelog.enabled", "changelog state backend is not supported"),
+    (_with(topology={"parallelism": 0}), "topology.parallelism", "greater than or equal to 1"),
+    (_with(faults={"decline": 2}), "faults.decline", "less than or equal to 1"),
+    (_with(faults={"earthquake": 0.1}), "faults.earthquake", "unknown key"),
+    (_with(workload={"records_per_interval": [10, 2]}), "workload.records_per_interval", "0 <= min <= max"),
+    (_with(rescale=[{"after_checkpoint": 50, "parallelism": 2}]), "rescale.0.after_checkpoint", "beyond"),
+    (_with(rescale=[{"after_checkpoint": 3, "parallelism": 0}]), "rescale.0.parallelism", "greater than or equal to 1"),
+    (_with(flink={"state.checkpoints.num-retained": 0}), "flink.state.checkpoints.num-retained", "greater than"),
+    (_with(flink={"execution.state-recovery.claim-mode": "LEGACY"}), "flink.execution.state-recovery.claim-mode", "CLAIM"),
+    (_with(checkpoints="many"), "checkpoints", "integer"),
+    (_with(expect={"verdict": "invalid"}), "expect.invariant", "must name the invariant"),
+    (_with(flink={"execution.checkpointing.timeout": 1000, "execution.checkpointing.region.timeout": 5000}),
+     "flink.execution.checkpointing.region.timeout", "must not exceed"),
+]
+
+
+@pytest.mark.parametrize("data,field,reason", INVALID, ids=[i[1] for i in INVALID])
+def test_invalid_scenarios_name_field_and_reason(data, field, reason):
+    with pytest.raises(ScenarioError) as err:
+        from_dict(data)
+    fields = [f for f, _ in err.value.errors]
+    assert field in fields, (fields, str(err.value))
+    assert reason in str(err.value)
+
+
+def test_unknown_scenario_and_mutant():
+    with pytest.raises(ScenarioError, match="unknown scenario 'nope'"):
+        load("nope")
+    with pytest.raises(ScenarioError, match="unknown mutant 'nope'"):
+        check_mutant("nope")
+    assert check_mutant("none") is None
+
+
+def test_overrides_reach_flink_keys_and_sections():
+    sc = load("smoke", overrides={"execution.checkpointing.region.enabled": False, "faults.decline": 0.2,
+                                  "topology.parallelism": 6}, seed=9)
+    assert (sc.flink.region_enabled, sc.faults.decline, sc.topology.parallelism, sc.seed) == (False, 0.2, 6, 9)
+    with pytest.raises(ScenarioError) as err:
+        load("smoke", overrides={"faults.decline": -1})
+    assert err.value.errors[0][0] == "faults.decline"
+
+
+def test_warnings_for_blocking_edges_and_no_claim():
+    sc = from_dict(_with(topology={"exchange": "hybrid"}, flink={"execution.state-recovery.claim-mode": "NO_CLAIM"}))
+    text = " ".join(sc.warnings)
+    assert "regional checkpoints are disabled at runtime" in text and "NO_CLAIM" in text
+    assert not sc.region_enabled_effective
+    assert from_dict(_with()).warnings == []
+
+
+def test_regional_off_allows_keyed_state_and_changelog():
+    sc = from_dict({"name": "t", "topology": {"keyed_state": True},
+                    "flink": {"state.backend.changelog.enabled": True}})
+    assert sc.topology.keyed_state and sc.flink.changelog
