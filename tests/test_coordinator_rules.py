@@ -200,3 +200,29 @@ def test_finished_tasks_are_not_triggered_and_next_roots_are():
     assert ("src", 1) not in pending.triggered and ("proc", 1) in pending.triggered
     assert ("proc", 0) not in pending.triggered  # its source still runs
     assert ("src", 1) in pending.acks  # the finished task's final state is reused
+
+
+# -- finding: tier 2 lets the ref chain outgrow max-consecutive-failures -------------
+
+
+def _chain_depth(store, cp):
+    refs = cp.ref_ids()
+    return 0 if not refs else 1 + max(_chain_depth(store, store.get(r)) for r in refs)
+
+
+@pytest.mark.parametrize("policy,expect_depth", [("reset-counter", 3), ("keep-forcing", None)])
+def test_finding_tier2_reset_lets_ref_chain_exceed_bound(policy, expect_depth):
+    """The shortest schedule (max-consecutive-failures = 2): G, R, R, forced
+    global fails (abort, tier 2 resets the counter), R again: chain 5 -> 4 -> 3 -> 2
+    has depth 3 > 2. The dev list's alternative (keep forcing) keeps the bound."""
+    coord, owned = _fresh(max_consecutive=2, policy=policy, retained=10)
+    r0 = {("src", 0)}
+    statuses = [run_checkpoint(coord, owned).status]
+    statuses += [run_checkpoint(coord, owned, fail=r0).status for _ in range(4)]
+    last = coord.store.latest()
+    if expect_depth is None:
+        assert statuses == [GLOBAL, REGIONAL, REGIONAL, C.ABORTED, C.ABORTED]
+        assert _chain_depth(coord.store, last) <= 2
+    else:
+        assert statuses == [GLOBAL, REGIONAL, REGIONAL, C.ABORTED, REGIONAL]
+        assert _chain_depth(coord.store, last) == expect_depth > coord.settings.max_consecutive_failures
