@@ -185,7 +185,7 @@ class Emulation:
         self.batch = Batch(index=0)
         self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
                       "global_failovers": 0, "jm_failovers": 0, "rescales": 0, "restores": 0,
-                      "finished": False}
+                      "records_replayed": 0, "records_committed": 0, "finished": False}
         self.attempt = 0
         self.restore_seq = 0
         self.discovery_plan = self._discovery_plan()
@@ -222,7 +222,8 @@ class Emulation:
 
     def _assign_splits(self) -> None:
         enum = self.coordinator.enumerator
-        for sub, new in enum.assign_pending(range(self.parallelism)).items():
+        running = [sub for sub in range(self.parallelism) if (SOURCE, sub) not in self.coordinator.finished]
+        for sub, new in enum.assign_pending(running).items():
             for split in new:
                 if split not in self.splits:
                     self.splits[split] = SplitProgress(self.length)
@@ -248,24 +249,26 @@ class Emulation:
                 self.log("splits_discovered", splits=self.discovery_plan[self.attempt])
             self._assign_splits()
             self._advance()
-            self._check_end_of_input()
             tasks = self.coordinator.graph.tasks()
             faults = self.nemesis.attempt(self.attempt, tasks, self.coordinator.regions,
                                           self.coordinator.num_regions, self.tms, healing)
+            if self._crash(faults):  # failures in the middle of the interval: restore, replay
+                self._assign_splits()
+                self._advance()
+            self._check_end_of_input()
             outcome = self._checkpoint(faults)
             if self.progress:
                 self.progress(self.attempt, limit, outcome)
             if outcome is None:  # JobManager crashed before the metadata commit
                 self._jobmanager_failover("crash between state upload and metadata commit")
-            else:
-                self._after_faults(faults)
-                if self.attempt in rescales:
-                    self._rescale(rescales[self.attempt])
+            elif self.attempt in rescales and not self.stats["finished"]:
+                self._rescale(rescales[self.attempt])
             self.attempt += 1
             if healing and not self.length and self.attempt >= fault_attempts + heal:
                 break
         if self.length and not self.stats["finished"]:
             self.log("job_not_finished", attempts=self.attempt)
+        self.stats["records_in"] = sum(sp.src for sp in self.splits.values()) + self.stats["records_replayed"]
         self.log("run_finished", finished=self.stats["finished"])
         self._flush()
         self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
@@ -291,11 +294,15 @@ class Emulation:
                 target = min(target, sp.consumed + w.drain_per_interval)
             sp.consumed = max(sp.consumed, target)
 
+    def _no_more_splits(self) -> bool:
+        """The enumerator has signalled NoMoreSplits: nothing left to discover or assign."""
+        discovery_left = any(a >= self.attempt for a in self.discovery_plan)
+        return not discovery_left and not self.coordinator.enumerator.unassigned
+
     def _check_end_of_input(self) -> None:
         if self.length is None or self.coordinator.sources_exhausted:
             return
-        discovery_left = any(a >= self.attempt for a in self.discovery_plan)
-        if discovery_left or self.coordinator.enumerator.unassigned:
+        if not self._no_more_splits():
             return
         owned = [self.splits[s] for splits in self.owned.values() for s in splits]
         if all(sp.consumed == sp.length for sp in owned):
@@ -444,6 +451,7 @@ class Emulation:
             key = (txn[0], split, txn[1])
             if key not in self.committed:
                 self.committed.add(key)
+                self.stats["records_committed"] += txn[2] - txn[1]
                 out.append({"txn_checkpoint_id": txn[0], "split": split, "start": txn[1], "end": txn[2],
                             "subtask": task[1], "region": self.coordinator.regions[task],
                             "notified_checkpoint_id": cid, "cause": cause, "attempt": self.attempt,
@@ -455,7 +463,7 @@ class Emulation:
         """FLIP-147: a task finishes after notifyCheckpointComplete of a
         checkpoint taken after its input ended; the job ends on the final one."""
         coord = self.coordinator
-        if self.length is None or coord.enumerator.unassigned:
+        if self.length is None or not self._no_more_splits():
             return
         for sub, splits in self.owned.items():
             task = (SOURCE, sub)
@@ -467,13 +475,12 @@ class Emulation:
 
     # -- faults after the checkpoint -------------------------------------------------
 
-    def _after_faults(self, faults: AttemptFaults) -> None:
+    def _crash(self, faults: AttemptFaults) -> bool:
+        """Subtask crashes, TaskManager loss and JobManager failover; True if any."""
         coord = self.coordinator
-        if self.stats["finished"]:
-            return
         if faults.jobmanager_failover:
             self._jobmanager_failover("jobmanager failover")
-            return
+            return True
         regions: list[int] = list(faults.region_crashes)
         for tm in faults.taskmanager_losses:
             lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.tms == tm}
@@ -482,7 +489,9 @@ class Emulation:
         for region in dict.fromkeys(regions):
             self._region_failover(region, "subtask crash")
             if region in faults.recovery_failures:
+                self._advance()  # part of the recovered in-flight data is drained, then it fails again
                 self._region_failover(region, "failure during recovery")
+        return bool(regions)
 
     def _region_failover(self, region: int, cause: str) -> None:
         coord = self.coordinator
@@ -515,6 +524,7 @@ class Emulation:
         checkpoints, next_id = self.persistence.recover()
         store = CompletedCheckpointStore.recover(checkpoints, self.sc.flink.num_retained, mutant=self.mutant)
         latest = store.latest()
+        configured = self.parallelism  # the job graph's parallelism survives in the HA job graph store
         if latest is not None:
             self.parallelism = latest.parallelism["source"]
         self.coordinator = self._new_coordinator(store, next_id)
@@ -525,7 +535,7 @@ class Emulation:
         if latest is None:
             self._restart_from_scratch(cause)
         else:
-            self._global_restore(None, cause, count=False)
+            self._global_restore(configured, cause, count=False)
 
     def _global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
         coord = self.coordinator
@@ -586,6 +596,7 @@ class Emulation:
                     sp = self.splits[split]
                     sp.pending = tuple(pending)
                     txns += self._commit(split, lambda t: True, (PROCESS, sub), h.checkpoint_id, "restore")
+                    self.stats["records_replayed"] += max(0, sp.consumed - consumed)
                     sp.src, sp.consumed, sp.lost = src, consumed, tuple(lost)
                     start, end = channels.get(split, (src, src))
                     if start > consumed:  # in-flight records not in the channel state: gone

@@ -177,6 +177,9 @@ class Scenario(_Strict):
     faults: Faults = Faults()
     rescale: tuple[RescaleEvent, ...] = ()
     expect: Expect = Expect()
+    compare_regional_off: bool = Field(
+        False, description="A/B: also run the same seed with regional checkpoints off and compare"
+    )
     warnings_: tuple[str, ...] = Field((), alias="warnings", exclude=True)
 
     @model_validator(mode="after")
