@@ -14,6 +14,7 @@ L are not in that region's state, so they are reported as not yet assigned
 
 from __future__ import annotations
 
+import heapq
 from typing import Iterable
 
 
@@ -41,13 +42,15 @@ class SplitEnumerator:
         if not candidates or not self.unassigned:
             return {}
         load = {i: 0 for i in candidates}
-        for s, o in self.owner.items():
+        for o in self.owner.values():
             if o in load:
                 load[o] += 1
+        heap = [(n, i) for i, n in load.items()]
+        heapq.heapify(heap)
         out: dict[int, list[int]] = {}
         for split in sorted(self.unassigned):
-            target = min(candidates, key=lambda i: (load[i], i))
-            load[target] += 1
+            n, target = heapq.heappop(heap)  # fewest splits, ties to the lowest index
+            heapq.heappush(heap, (n + 1, target))
             self.owner[split] = target
             out.setdefault(target, []).append(split)
         self.unassigned = []
