@@ -84,6 +84,42 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
 def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
         console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
         local_dir: str | Path | None = None) -> dict:
+    """Run one scenario; with ``compare_regional_off`` also the same seed with
+    regional checkpoints off (A/B), judged separately and compared."""
+    summary = _run_one(scenario, mutant=mutant, storage=storage, run_id=run_id, spark=spark, console=console,
+                       replay=replay, overrides=overrides, local_dir=local_dir)
+    if not scenario.compare_regional_off:
+        return summary
+    off = scenario.model_copy(update={
+        "flink": scenario.flink.model_copy(update={"region_enabled": False}), "compare_regional_off": False})
+    storage = storage if storage is not None and storage.endpoint_url else None
+    if console is not None:
+        console.print("[bold]B side[/bold]: the same seed with regional checkpoints off")
+    other = _run_one(off, mutant=mutant, storage=storage, run_id=(run_id or default_run_id(scenario, mutant)) + "-regional-off",
+                     spark=spark, console=console, replay=summary["replay"], overrides=overrides, local_dir=local_dir)
+    summary["comparison"] = {"regional": _ab_metrics(summary), "global_only": _ab_metrics(other),
+                             "global_only_run_id": other["run_id"], "global_only_verdict": other["verdict"]}
+    order = {"invalid": 2, "unknown": 1, "valid": 0}
+    summary["verdict"] = max(summary["verdict"], other["verdict"], key=lambda v: order.get(v, 1))
+    return summary
+
+
+def _ab_metrics(summary: dict) -> dict:
+    st = summary["stats"]
+    triggered = max(1, st.get("triggered", 0))
+    return {
+        "checkpoint_success_rate": round((st.get("global", 0) + st.get("regional", 0)) / triggered, 3),
+        "aborted": st.get("aborted", 0),
+        "records_replayed": st.get("records_replayed", 0),
+        "records_committed": st.get("records_committed", 0),
+        "retained_bytes_end": st.get("retained_bytes_end"),
+        "s3_requests": st.get("s3", {}).get("requests"),
+    }
+
+
+def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
+        console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
+        local_dir: str | Path | None = None) -> dict:
     from .storage.s3 import ObjectStore
 
     mutant = check_mutant(mutant)
