@@ -5,7 +5,7 @@ In:  `Batch`es from the emulator (state rows, ordered steps, events, planned sto
      (seed, TaskManagers, file merging), optionally a SparkSession and a mutant.
 Out: the run's artifacts as docs/ARTIFACTS.md lays them out, and counters (S3 requests
      and bytes, wall seconds) in `S3Persistence.stats`. `S3Persistence` implements the
-     emulator's `Persistence`: `flush`, `recover`, `delete_orphans`.
+     emulator's `Persistence`: `flush`, `recover`, `delete_orphans` (and `list_objects`).
 
 One flush = one Spark job. The state rows are grouped into one `FileTask` per
 (checkpoint, TaskManager): its merged state file(s) (``checkpoints/chk-N/tm-T.state``,
@@ -19,9 +19,12 @@ fired becomes a ``storage_fault`` history event.
 
 Order of a flush (PROTOCOL.md section 4: metadata only after the objects it names):
   1. state objects and sink transactions (Spark job, or in-process without Spark);
-  2. ``batch.steps`` in order: ``metadata`` -> conditional PUT of ``chk-N/_metadata``;
-     ``delete`` -> DeleteObjects of the cleaner's keys and the subsumed ``_metadata``;
-     ``commit`` -> ``sink/commits/BBBBB-KKKK.json`` (K counts commit steps in the batch);
+  2. ``batch.steps``: ``metadata`` -> conditional PUT of ``chk-N/_metadata`` (a key
+     already there raises `MetadataExists`); ``delete`` -> DeleteObjects of the
+     cleaner's keys and the subsumed ``_metadata``; ``commit`` ->
+     ``sink/commits/BBBBB-KKKK.json`` (K counts commit steps in the batch). Executed in
+     bulk phases (all metadata, then all deletes, then all commits) with the same
+     final state as one by one: see `S3Persistence._run_steps_now`;
   3. ``history/events-BBBBB.jsonl``, then ``ha/checkpoint-id-counter``.
 Mutant ``metadata-before-state`` commits the metadata before step 1, and the state
 objects of ``batch.crash_before_metadata`` are never uploaded (the JobManager died in
@@ -42,6 +45,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -67,17 +71,17 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SLOW_PUT_MS = 50  # injected delay of a slow state-file PUT
-PUT_THREADS = 16  # PUT threads per partition (moto: ~370 PUT/s with 16)
+PUT_THREADS = 16  # PUT threads per partition, and for the driver's bulk steps
 SLICES_PER_CORE = 2  # Spark partitions per default-parallelism slot
 MUTANT_METADATA_FIRST = "metadata-before-state"
 COUNTER_KEY = "ha/checkpoint-id-counter"
 PUT_FAILURE, SLOW_PUT = "put_failure", "slow_put"
 NO_SPLIT = -1  # split of the emulator's placeholder row for a source subtask that owns none
 
-# compact state rows shipped to Spark tasks (tuples pickle far smaller than the row dicts)
-SourceRow = tuple  # ("source", subtask, split, src)
-CounterRow = tuple  # ("counter", subtask, split, consumed, lost, chan_start, chan_end, pending)
-ValueRow = tuple  # ("epoch" | "rules", subtask, element, value)
+# Compact state rows shipped to Spark tasks (tuples pickle far smaller than the row dicts):
+#   ("source", subtask, split, src)
+#   ("counter", subtask, split, consumed, lost, chan_start, chan_end, pending)
+#   ("epoch" | "rules", subtask, element, value)
 
 
 class MetadataExists(StorageError):
@@ -129,9 +133,11 @@ def _compact(row: dict) -> tuple:
     return (op, row["subtask"], tuple(row["element"]), row["value"])
 
 
-def plan_file_tasks(batch: Batch, scenario: Scenario, mutant: str | None = None) -> list[FileTask]:
+def plan_file_tasks(batch: Batch, scenario: Scenario, never_uploaded: int | None = None) -> list[FileTask]:
     """Group a batch's state rows into FileTasks, sorted by (TaskManager, checkpoint)
-    so a Spark partition covers few TaskManagers and therefore few splits."""
+    so a Spark partition covers few TaskManagers and therefore few splits.
+    ``never_uploaded``: a checkpoint whose state objects are not uploaded (its sink
+    transactions still are: the sink pre-committed them at snapshot time)."""
     grouped: dict[tuple[int, int], dict[str, list[tuple]]] = {}
     for row in batch.state_rows:
         files = grouped.setdefault((row["checkpoint_id"], row["tm"]), {})
@@ -139,12 +145,11 @@ def plan_file_tasks(batch: Batch, scenario: Scenario, mutant: str | None = None)
     tms = scenario.topology.taskmanagers
     for cid, tm in batch.put_failures:  # every subtask there declined: no rows, the PUT still fails
         grouped.setdefault((cid, tm), {}).setdefault(object_key(cid, ("source", tm), tms, True), [])
-    skipped = batch.crash_before_metadata if mutant == MUTANT_METADATA_FIRST else None
     out = []
     for (cid, tm), files in grouped.items():
         fault = PUT_FAILURE if (cid, tm) in batch.put_failures else SLOW_PUT if (cid, tm) in batch.slow_puts else None
         out.append(FileTask(cid, tm, tuple((k, tuple(rows)) for k, rows in sorted(files.items())),
-                            fault=fault, upload_state=cid != skipped))
+                            fault=fault, upload_state=cid != never_uploaded))
     return sorted(out, key=lambda t: (t.tm, t.checkpoint_id))
 
 
@@ -246,36 +251,31 @@ def write_partition(ctx: UploadContext, tasks_iter: Iterator[FileTask], client: 
     started = time.perf_counter()
     tasks = list(tasks_iter)
     sums = PrefixSums(ctx.seed, _needed_offsets(tasks))
-    failing, slow = {}, {}
-    puts: list[tuple[str, bytes]] = []
-    state_files = txn_files = 0
-    for task in tasks:
-        if task.upload_state:
-            for key, rows in task.objects:
-                if task.fault == PUT_FAILURE:
-                    failing[key] = FAIL_ALWAYS
-                elif task.fault == SLOW_PUT:
-                    slow[key] = ctx.slow_put_ms
-                puts.append((key, dumps(build_state_file(task.checkpoint_id, rows, sums))))
-                state_files += 1
-        txns = build_transactions(task, sums)
-        if txns:
-            puts.append((task.txn_key, dumps(txns)))
-            txn_files += 1
+    failing = {key: FAIL_ALWAYS for t in tasks if t.fault == PUT_FAILURE for key, _ in t.objects}
+    slow = {key: ctx.slow_put_ms for t in tasks if t.fault == SLOW_PUT for key, _ in t.objects}
     plan = FaultPlan(failed_put_keys=failing, slow_put_ms=slow)
     store = FaultyObjectStore(ctx.config, ctx.run_prefix, plan, client=client or _cached_client(ctx.config))
 
-    def put(item: tuple[str, bytes]) -> bool:
+    def put(key: str, body: bytes) -> bool:
         try:
-            store.put(*item)
+            store.put(key, body)
             return True
-        except InjectedPutFailure:
+        except InjectedPutFailure:  # planned: recorded in store.injected, the object stays absent
             return False
 
-    written = 0
-    if puts:
-        with ThreadPoolExecutor(max_workers=max(1, min(ctx.threads, len(puts)))) as pool:
-            written = sum(pool.map(put, puts))
+    state_files = txn_files = 0
+    futures = []
+    with ThreadPoolExecutor(max_workers=max(1, ctx.threads)) as pool:  # PUTs overlap building the next files
+        for task in tasks:
+            if task.upload_state:
+                for key, rows in task.objects:
+                    futures.append(pool.submit(put, key, dumps(build_state_file(task.checkpoint_id, rows, sums))))
+                    state_files += 1
+            txns = build_transactions(task, sums)
+            if txns:
+                futures.append(pool.submit(put, task.txn_key, dumps(txns)))
+                txn_files += 1
+        written = sum(f.result() for f in futures)  # a real storage error fails the Spark task
     yield {"tasks": len(tasks), "state_files": state_files, "txn_files": txn_files, "puts_written": written,
            "storage": store.stats.as_dict(), "injected": list(store.injected),
            "seconds": round(time.perf_counter() - started, 3)}
@@ -308,6 +308,7 @@ class DataPlaneStats:
     txn_files: int = 0
     storage_faults: int = 0
     wall_seconds: float = 0.0
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # plan, upload, steps, history
 
     def as_dict(self) -> dict[str, Any]:
         s3 = self.s3.as_dict()
@@ -315,11 +316,12 @@ class DataPlaneStats:
                 "s3_bytes_written": s3["bytes_written"], "s3_bytes_read": s3["bytes_read"],
                 "flushes": self.flushes, "spark_jobs": self.spark_jobs, "state_files": self.state_files,
                 "txn_files": self.txn_files, "storage_faults": self.storage_faults,
-                "wall_seconds_data_plane": round(self.wall_seconds, 3)}
+                "wall_seconds_data_plane": round(self.wall_seconds, 3),
+                "wall_seconds_by_phase": {k: round(v, 3) for k, v in sorted(self.phase_seconds.items())}}
 
 
 class S3Persistence:
-    """The emulator's Persistence on S3: bulk state upload on Spark, ordered commits in the driver.
+    """The emulator's Persistence on S3: bulk state upload on Spark, commits and history from the driver.
 
     ``spark=None`` runs the same partition function in this process (no Spark job):
     for Spark-less callers, e.g. many small runs inside one Spark task.
@@ -345,8 +347,10 @@ class S3Persistence:
     def flush(self, batch: Batch) -> None:
         with self._measured():
             self._stats.flushes += 1
-            tasks = plan_file_tasks(batch, self.scenario, self.mutant)
-            if self.mutant == MUTANT_METADATA_FIRST:  # metadata before the objects it names
+            metadata_first = self.mutant == MUTANT_METADATA_FIRST  # the mutant's one switch
+            with self._phase("plan"):  # with metadata first, the crash falls before the state upload
+                tasks = plan_file_tasks(batch, self.scenario, batch.crash_before_metadata if metadata_first else None)
+            if metadata_first:
                 self._run_steps(batch, [s for s in batch.steps if s["op"] == "metadata"])
                 injected = self._upload(tasks)
                 self._run_steps(batch, [s for s in batch.steps if s["op"] != "metadata"])
@@ -355,9 +359,11 @@ class S3Persistence:
                 self._run_steps(batch, batch.steps)
             batch.events.extend(fault_events(batch, tasks, injected))
             self._stats.storage_faults += len(injected)
-            history = b"".join(dumps(e) + b"\n" for e in batch.events)
-            self.store.put(f"history/events-{batch.index:05d}.jsonl", history)
-            self.store.put(COUNTER_KEY, dumps(batch.counter))
+            with self._phase("history"):
+                bodies = {s["checkpoint_id"]: s["body"] for s in batch.steps if s["op"] == "metadata"}
+                history = encode_history(batch.events, bodies)
+                self.store.put(f"history/events-{batch.index:05d}.jsonl", history)
+                self.store.put(COUNTER_KEY, dumps(batch.counter))
 
     def recover(self) -> tuple[list[CompletedCheckpoint], int]:
         with self._measured():
@@ -379,15 +385,33 @@ class S3Persistence:
             self.store.delete_many(orphans)
             return orphans
 
+    def list_objects(self, prefix: str = "") -> list[str]:
+        """Keys under ``prefix`` (relative to the run prefix), sorted."""
+        with self._measured():
+            return self.store.list_keys(prefix)
+
     # -- internals --------------------------------------------------------------------------
 
     def _measured(self):
         return _Measured(self)
 
+    @contextmanager
+    def _phase(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            phases = self._stats.phase_seconds
+            phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
+
     def _upload(self, tasks: list[FileTask]) -> list[dict]:
         """State objects and sink transactions; returns the storage faults that fired."""
         if not tasks:
             return []
+        with self._phase("upload"):
+            return self._upload_now(tasks)
+
+    def _upload_now(self, tasks: list[FileTask]) -> list[dict]:
         if self.spark is not None:
             slots = max(1, self.spark.sparkContext.defaultParallelism * SLICES_PER_CORE)
             slices = min(len(tasks), slots)
@@ -412,24 +436,41 @@ class S3Persistence:
         return injected
 
     def _run_steps(self, batch: Batch, steps: list[dict]) -> None:
+        with self._phase("steps"):
+            self._run_steps_now(batch, steps)
+
+    def _run_steps_now(self, batch: Batch, steps: list[dict]) -> None:
+        """The steps' outcome, in three bulk phases: every metadata commit, then every
+        delete (DeleteObjects of up to 1000 keys), then every sink commit. Same final
+        state as one step after the other: the steps of a batch touch distinct keys,
+        except that a delete may remove an earlier step's ``_metadata``, and deletes
+        still follow every metadata commit. Nothing observes the store mid-flush (the
+        emulator models a JobManager crash at batch boundaries)."""
+        unknown = {s["op"] for s in steps} - {"metadata", "delete", "commit"}
+        if unknown:
+            raise ValueError(f"unknown batch step(s) {sorted(unknown)}")
         commit_index = {id(s): k for k, s in enumerate(s for s in batch.steps if s["op"] == "commit")}
-        for step in steps:
-            op = step["op"]
-            if op == "metadata":
-                key = f"checkpoints/chk-{step['checkpoint_id']}/_metadata"
-                if not self.store.put_if_absent(key, step["body"]):
-                    raise MetadataExists(
-                        f"{self.store.uri(key)} already exists: an earlier run left it. Checkpoint ids are never "
-                        f"reused within a run, so the run prefix {self.store.uri()} must be cleared before a re-run")
-            elif op == "delete":
-                keys = list(step["keys"]) + [f"checkpoints/chk-{m}/_metadata" for m in step["subsumed"]]
-                if keys:
-                    self.store.delete_many(keys)
-            elif op == "commit":
-                key = f"sink/commits/{batch.index:05d}-{commit_index[id(step)]:04d}.json"
-                self.store.put(key, dumps(step["txns"]))
-            else:
-                raise ValueError(f"unknown batch step {op!r}")
+        metadata = [(f"checkpoints/chk-{s['checkpoint_id']}/_metadata", s["body"]) for s in steps if s["op"] == "metadata"]
+        written = self._parallel([partial(self.store.put_if_absent, key, body) for key, body in metadata])
+        existing = [key for (key, _), ok in zip(metadata, written) if not ok]
+        if existing:
+            raise MetadataExists(
+                f"{self.store.uri(existing[0])} already exists: an earlier run left it. Checkpoint ids are never "
+                f"reused within a run, so the run prefix {self.store.uri()} must be cleared before a re-run")
+        doomed = [k for s in steps if s["op"] == "delete"
+                  for k in list(s["keys"]) + [f"checkpoints/chk-{m}/_metadata" for m in s["subsumed"]]]
+        if doomed:
+            self.store.delete_many(list(dict.fromkeys(doomed)))
+        commits = [(f"sink/commits/{batch.index:05d}-{commit_index[id(s)]:04d}.json", dumps(s["txns"]))
+                   for s in steps if s["op"] == "commit"]
+        self._parallel([partial(self.store.put, key, body) for key, body in commits])
+
+    def _parallel(self, calls: list) -> list:
+        if len(calls) <= 1:
+            return [call() for call in calls]
+        with ThreadPoolExecutor(max_workers=min(self.context.threads, len(calls))) as pool:
+            futures = [pool.submit(call) for call in calls]
+            return [f.result() for f in futures]
 
 
 class _Measured:
@@ -450,6 +491,25 @@ class _Measured:
                                     "bytes_read": after["bytes_read"] - self.before["bytes_read"]})
         self.owner._stats.wall_seconds += time.perf_counter() - self.started
         return False
+
+
+_PLACEHOLDER = "\x00metadata\x00"
+_PLACEHOLDER_JSON = json.dumps(_PLACEHOLDER).encode()
+
+
+def encode_history(events: list[dict], metadata_bodies: dict[int, bytes]) -> bytes:
+    """The history object: one `dumps` line per event. A ``checkpoint_completed`` event
+    carries the whole ``_metadata`` JSON; its already-encoded body is spliced in rather
+    than encoded again (the same bytes: `CompletedCheckpoint.to_bytes` is `dumps` of
+    ``to_json()``; on ``large`` the metadata is ~150 MB)."""
+    lines = []
+    for e in events:
+        body = metadata_bodies.get(e.get("checkpoint_id")) if e["kind"] == "checkpoint_completed" else None
+        if body is None:
+            lines.append(dumps(e))
+        else:
+            lines.append(dumps({**e, "metadata": _PLACEHOLDER}).replace(_PLACEHOLDER_JSON, body, 1))
+    return b"".join(line + b"\n" for line in lines)
 
 
 def fault_events(batch: Batch, tasks: list[FileTask], injected: list[dict]) -> list[dict]:

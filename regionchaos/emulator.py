@@ -146,6 +146,9 @@ class MemoryPersistence:
     def recover(self) -> tuple[list[CompletedCheckpoint], int]:
         return [CompletedCheckpoint.from_bytes(b) for b in self.metadata.values()], self.counter
 
+    def list_objects(self, prefix: str = "") -> list[str]:
+        return sorted(k for k in self.objects if k.startswith(prefix))
+
     def delete_orphans(self, live: set[str]) -> list[str]:
         orphans = sorted(self.objects - live)
         self.objects -= set(orphans)
@@ -320,6 +323,7 @@ class Emulation:
                  final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
                  counter=coord.consecutive_regional)
         merging = self.sc.flink.file_merging
+        written: set[str] = set()  # objects holding this checkpoint's snapshots
         for task in sorted(pending.expected):
             tm = task[1] % self.tms
             if task in faults.declines:
@@ -333,7 +337,9 @@ class Emulation:
             if task in faults.timeouts or (tm in faults.slow_puts and merging):
                 if tm in faults.slow_puts:
                     self.batch.slow_puts.add((cid, tm))
+                written.add(object_key(cid, task, self.tms, merging))
                 continue  # the snapshot exists, the ack never arrives in time
+            written.add(object_key(cid, task, self.tms, merging))
             coord.receive_acknowledge(pending, task, states)
         outcome = coord.complete_pending_checkpoint(pending)
         if faults.crash_before_metadata:
@@ -346,6 +352,11 @@ class Emulation:
                 self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
             self.log("jobmanager_crashed", checkpoint_id=cid, phase="between state upload and metadata commit")
             return None
+        # snapshot state N does not use is discarded: late acknowledgements (Flink's
+        # discardSubtaskState) and the acks of failed-region tasks replaced by their fallback
+        stray = written - coord.store.live_objects()
+        if stray:
+            outcome.objects_to_delete = frozenset(outcome.objects_to_delete | stray)
         self._log_outcome(outcome, faults)
         if outcome.completed:
             self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
@@ -528,14 +539,28 @@ class Emulation:
         if latest is not None:
             self.parallelism = latest.parallelism["source"]
         self.coordinator = self._new_coordinator(store, next_id)
-        orphans = self.persistence.delete_orphans(store.live_objects())
+        live = store.live_objects()
+        missing = self._missing_on_storage(live)
+        orphans = self.persistence.delete_orphans(live)
         self.log("jobmanager_failover", cause=cause, recovered=[c.checkpoint_id for c in store.retained],
                  next_checkpoint_id=next_id, counter=self.coordinator.consecutive_regional,
-                 orphans_deleted=len(orphans), orphan_keys=sorted(orphans))
+                 orphans_deleted=len(orphans), orphan_keys=sorted(orphans), missing_objects=missing)
         if latest is None:
             self._restart_from_scratch(cause)
         else:
             self._global_restore(configured, cause, count=False)
+
+    def _missing_on_storage(self, live: set[str]) -> list[str] | None:
+        """Objects named by the recovered checkpoints that the new JobManager does not
+        find on storage: the state its restore would fail to read. None when the
+        persistence cannot list (validation then cannot judge this point)."""
+        lister = getattr(self.persistence, "list_objects", None)
+        if lister is None:
+            store = getattr(self.persistence, "store", None)
+            lister = getattr(store, "list_keys", None)
+        if lister is None:
+            return None
+        return sorted(live - set(lister("checkpoints/")))
 
     def _global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
         coord = self.coordinator

@@ -12,7 +12,6 @@ Data flows one way: nothing downstream reaches back upstream.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import shlex
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .emulator import Emulation, RunResult
+from .nemesis import Nemesis
 from .scenario import MUTANTS, Scenario, check_mutant
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -60,16 +60,23 @@ def git_commit() -> str | None:
         return None
 
 
-@contextlib.contextmanager
 def storage_for(storage):
-    """Yield a StorageConfig: the given one, or an embedded server's."""
-    from .storage.embedded import EmbeddedS3
+    """Context manager yielding a StorageConfig: the given endpoint (checked), or
+    an embedded S3 server on 127.0.0.1 for the duration."""
+    from .storage import StorageConfig, ensure_storage
 
-    if storage is not None and storage.endpoint_url:
-        yield storage
-        return
-    with EmbeddedS3(bucket=storage.bucket if storage is not None else "regionchaos") as server:
-        yield server.config
+    return ensure_storage(storage or StorageConfig())
+
+
+def prepare_run(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay: str) -> None:
+    """Clear the run's prefix (a re-run of a run id is idempotent) and record
+    what the run is: the scenario, the seed's drawn parameters, the commit and
+    the replay line."""
+    store.delete_many(store.list_keys(""))
+    store.put("scenario.json", json.dumps({
+        "run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant,
+        "drawn": Nemesis(scenario).drawn_parameters(), "git_commit": git_commit(), "replay": replay,
+    }, sort_keys=True, indent=1).encode())
 
 
 def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None, progress=None) -> tuple[RunResult, Any]:
@@ -130,18 +137,14 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         say(f"[yellow]warning:[/yellow] {warning}")
     walls: dict[str, float] = {}
     with storage_for(storage) as config:
-        store = ObjectStore(config, f"{config.prefix}/{run_id}")
+        store = ObjectStore.for_run(config, run_id)
         store.check_ready()  # unreachable endpoint / missing bucket: nothing written
         if spark is None:
             from .spark import get_spark
 
             spark = get_spark()
         started = time.perf_counter()
-        store.delete_many(store.list_keys(""))  # a re-run of a run id starts from a clean prefix
-        store.put("scenario.json", json.dumps({
-            "run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant,
-            "git_commit": git_commit(), "replay": replay,
-        }, sort_keys=True, indent=1).encode())
+        prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
         say(f"[bold]emulate[/bold] {scenario.name} seed={scenario.seed} mutant={mutant or 'none'} run_id={run_id}")
         result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
                                       progress=_progress_printer(say, scenario))

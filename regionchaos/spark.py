@@ -45,6 +45,11 @@ logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
 logger.gateway.level = error
 """
 
+# under spark-submit these come from its command line / spark-defaults.conf, never from here
+_SUBMIT_OWNED = ("spark.master", "spark.driver.memory", "spark.driver.extraJavaOptions",
+                 "spark.driver.bindAddress", "spark.pyspark.python", "spark.pyspark.driver.python",
+                 "spark.default.parallelism")
+
 _lock = threading.Lock()
 _session: SparkSession | None = None
 session_start_seconds: float | None = None  # wall time of the last session build
@@ -63,13 +68,13 @@ def spark_conf(app_name: str, master: str) -> dict[str, str]:
         "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.driver.bindAddress": "127.0.0.1" if master.startswith("local") else "0.0.0.0",
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
     }
     cores = _cores(master)
-    if cores:
+    if cores:  # a local master: everything on loopback, one default partition per core
         conf["spark.default.parallelism"] = str(cores)
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
     return conf
 
 
@@ -78,7 +83,8 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
 
     A later call returns the same session whatever its arguments (Spark allows
     one active SparkContext per JVM); a different ``master`` then raises, so a
-    caller never silently runs somewhere it did not ask for.
+    caller never silently runs somewhere it did not ask for. Under spark-submit,
+    spark-submit's master and driver settings win (``master`` is then ignored).
     """
     global _session, session_start_seconds
     from pyspark.sql import SparkSession
@@ -90,23 +96,32 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
         active = _session or SparkSession.getActiveSession()
         if active is not None:
             running = active.sparkContext.master
-            if master is not None and running != master:
+            if master is not None and running != master and not submitted():
                 raise RuntimeError(f"a Spark session on {running!r} is already running; cannot switch to {master!r}")
             _session = active
             return active
         started = time.perf_counter()
         # Python workers must run this interpreter (the venv with regionchaos installed)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        if wanted.startswith("local"):
+        if wanted.startswith("local") and not submitted():
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "resolves to a loopback address" warning
+        conf = spark_conf(app_name, wanted)
+        if submitted():  # spark-submit already decided master, driver JVM and Python
+            for key in _SUBMIT_OWNED:
+                conf.pop(key, None)
         builder = SparkSession.builder
-        for key, value in spark_conf(app_name, wanted).items():
+        for key, value in conf.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         _session = spark
         session_start_seconds = round(time.perf_counter() - started, 3)
         return spark
+
+
+def submitted() -> bool:
+    """True in a driver started by spark-submit (its JVM and py4j gateway exist already)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
 def stop_spark() -> None:

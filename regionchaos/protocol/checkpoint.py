@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .state import ChannelStateHandle, OperatorSubtaskState, StateHandle
@@ -32,11 +33,15 @@ class CompletedCheckpoint:
     failed_regions: tuple[int, ...] = ()
     num_regions: int = 1
 
-    def object_keys(self) -> set[str]:
+    def object_keys(self) -> frozenset[str]:
+        return self._object_keys
+
+    @cached_property
+    def _object_keys(self) -> frozenset[str]:
         out: set[str] = set()
         for s in self.operator_states.values():
             out |= s.object_keys()
-        return out
+        return frozenset(out)
 
     def ref_ids(self) -> set[int]:
         return {s.ref_checkpoint_id for s in self.operator_states.values() if s.ref_checkpoint_id is not None}
@@ -44,6 +49,10 @@ class CompletedCheckpoint:
     # -- metadata serialisation ------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
+        return self._json
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
         entries = []
         for (op, sub), s in sorted(self.operator_states.items()):
             entries.append(
@@ -69,7 +78,11 @@ class CompletedCheckpoint:
         }
 
     def to_bytes(self) -> bytes:
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":")).encode()
+        return self._bytes
+
+    @cached_property
+    def _bytes(self) -> bytes:
+        return json.dumps(self._json, sort_keys=True, separators=(",", ":")).encode()
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CompletedCheckpoint:

@@ -37,7 +37,7 @@ class CompletedCheckpointStore:
     def live_objects(self) -> set[str]:
         out: set[str] = set()
         for c in self._retained:
-            out |= c.object_keys()
+            out.update(c.object_keys())
         return out
 
     def add(self, checkpoint: CompletedCheckpoint) -> tuple[list[CompletedCheckpoint], set[str]]:

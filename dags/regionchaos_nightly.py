@@ -1,0 +1,95 @@
+"""Nightly chaos matrix: every catalogue scenario, one mapped task group per scenario.
+
+Wiring only: task bodies live in ``regionchaos_airflow``; pyspark, GX and boto3 are
+imported inside tasks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pendulum
+from airflow.sdk import Param, TriggerRule, dag, get_current_context, task, task_group
+
+from regionchaos_airflow.operators import add_scenario_run
+from regionchaos_airflow.params import scenario_names
+
+
+@dag(
+    dag_id="regionchaos_nightly",
+    schedule="@daily",
+    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    params={
+        "scenarios": Param(
+            scenario_names(),
+            type="array",
+            items={"type": "string", "enum": scenario_names()},
+            minItems=1,
+            uniqueItems=True,
+            title="Scenarios",
+            description="Catalogue scenarios to run (default: all of them).",
+        ),
+    },
+    tags=["regionchaos", "chaos", "scheduled"],
+    default_args={"owner": "regionchaos", "retries": 1, "retry_delay": timedelta(minutes=5)},
+)
+def regionchaos_nightly():
+    """### Nightly chaos matrix
+
+    `plan_runs` lists the catalogue scenarios (each with its expected verdict) and keys a
+    run id by this DAG run; `run_scenario` is mapped over them: `chaos_run` emulates,
+    validates and reports through `regionchaos.runner` (or, with the Variable
+    `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
+    the cluster), then `publish_report` checks the report is in storage. `summarize`
+    fails the DAG run when a scenario expected valid is not valid, or a finding
+    (`expect: invalid`) is not invalid for the invariant it names.
+    """
+
+    @task
+    def plan_runs() -> list[dict[str, Any]]:
+        """One run entry per selected scenario; run ids keyed by this DAG run."""
+        from regionchaos.scenario import load
+        from regionchaos_airflow.runs import run_key
+
+        context = get_current_context()
+        plan = []
+        for name in context["params"]["scenarios"]:
+            scenario = load(name)
+            plan.append({
+                "run_id": run_key("nightly", context["dag_run"].run_id, name),
+                "scenario_name": name,
+                "scenario": scenario.to_dict(),
+                "mutant": None,
+                "expect": scenario.expect.verdict,
+                "invariant": scenario.expect.invariant,
+            })
+        return plan
+
+    @task_group
+    def run_scenario(entry: dict[str, Any]):
+        """Emulate, validate and publish the report of one scenario."""
+        return add_scenario_run(entry)
+
+    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
+    def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """Fail when a scenario is not as expected (a missing row counts as a failure)."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from regionchaos_airflow.runs import judge_nightly
+
+        rows = [row for row in rows if row]
+        for row in rows:
+            print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
+        problems = judge_nightly(plan, rows)
+        if problems:
+            raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
+        return {"runs": len(rows), "problems": []}
+
+    plan = plan_runs()
+    summarize(plan, run_scenario.expand(entry=plan))
+
+
+regionchaos_nightly()

@@ -1,0 +1,122 @@
+"""Swarm: many seeds of a small scenario, each seed drawing its own fault mix.
+
+Wiring only: pure helpers live in ``regionchaos_airflow``; pyspark, GX and boto3 are
+imported inside tasks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pendulum
+from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+
+from regionchaos_airflow.params import mutant_choices, scenario_names
+
+SEED_STRIDE = 1_000_000  # derived first seed: YYYYMMDD * SEED_STRIDE (exact in the form)
+
+
+@dag(
+    dag_id="regionchaos_swarm",
+    schedule="@weekly",
+    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    params={
+        "scenario": Param("smoke", type="string", enum=scenario_names(), title="Scenario",
+                          description="Base scenario; the swarm turns on faults.swarm, so each "
+                          "seed also draws which fault kinds are on and how likely."),
+        "seeds": Param(200, type="integer", minimum=1, maximum=100_000, title="Seeds",
+                       description="How many consecutive seeds to run."),
+        "first_seed": Param(None, type=["null", "integer"], minimum=0, maximum=2**53 - 1,
+                            title="First seed", description="Empty: derived from the run's "
+                            "date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
+        "batch_size": Param(50, type="integer", minimum=1, maximum=10_000, title="Seeds per batch",
+                            description="Seeds per mapped task (one Spark session per batch)."),
+        "mutant": Param("none", type="string", enum=mutant_choices(), title="Mutant",
+                        description="With a mutant, the swarm fails if no seed catches it."),
+    },
+    tags=["regionchaos", "chaos", "swarm"],
+    default_args={"owner": "regionchaos", "retries": 1, "retry_delay": timedelta(minutes=5)},
+)
+def regionchaos_swarm():
+    """### Swarm
+
+    `plan_batches` splits the seeds into batches (the scenario is validated once, with
+    `faults.swarm` on); `run_batch` is mapped over the batches and runs the seeds of its
+    batch with `regionchaos.swarm` (run ids are keyed by scenario, seed and mutant, so a
+    retried batch re-runs the same runs); `summarize` lists the failing seeds with their
+    replay lines and fails the DAG run on any invalid or unknown seed (with a mutant: when
+    no seed caught it).
+    """
+
+    @task
+    def plan_batches() -> list[dict[str, Any]]:
+        """Seed batches (the first seed derived from the run's date when not given)."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from regionchaos.scenario import ScenarioError, check_mutant, load
+
+        context = get_current_context()
+        params, dag_run = context["params"], context["dag_run"]
+        try:
+            scenario = load(params["scenario"], overrides={"faults.swarm": True})
+            mutant = check_mutant(params["mutant"])
+        except ScenarioError as exc:
+            raise AirflowFailException(str(exc)) from None
+        first = params["first_seed"]
+        if first is None:
+            when = dag_run.logical_date or dag_run.run_after
+            first = int(when.strftime("%Y%m%d")) * SEED_STRIDE
+        size, total = params["batch_size"], params["seeds"]
+        return [
+            {"batch": i // size, "scenario_name": scenario.name, "first_seed": first + i,
+             "seeds": min(size, total - i), "mutant": mutant}
+            for i in range(0, total, size)
+        ]
+
+    @task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
+    def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run the seeds of one batch with `regionchaos.swarm` (one S3, one Spark session)."""
+        from regionchaos import runner
+        from regionchaos.swarm import swarm
+        from regionchaos_airflow.storage import resolve_storage
+
+        first, count = batch["first_seed"], batch["seeds"]
+        get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
+        result = swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
+                       storage=resolve_storage())
+        rows = []
+        for run in result["runs"]:
+            replay = runner.replay_line(batch["scenario_name"], run["seed"], {"faults.swarm": True},
+                                        batch["mutant"])
+            rows.append({**run, "replay": replay})
+            if run["verdict"] != "valid":
+                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {replay}", flush=True)
+        print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} invalid, "
+              f"{result['unknown']} unknown in {result['wall_seconds']} s", flush=True)
+        return rows
+
+    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
+    def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
+        """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from regionchaos_airflow.runs import judge_swarm
+
+        rows = [row for batch_rows in results if batch_rows for row in batch_rows]
+        seeds = sum(batch["seeds"] for batch in batches)
+        mutant = batches[0]["mutant"] if batches else None
+        counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
+        print(f"swarm: {seeds} seeds, {counts}")
+        problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
+        if problems:
+            raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
+        return {"seeds": seeds, **counts}
+
+    batches = plan_batches()
+    summarize(batches, run_batch.expand(batch=batches))
+
+
+regionchaos_swarm()

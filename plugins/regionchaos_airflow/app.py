@@ -1,0 +1,212 @@
+"""The plugin's FastAPI app: runs listed from storage, their reports served from storage.
+
+Mounted by the api-server at ``/regionchaos`` (see ``plugins/regionchaos_plugin.py``).
+In:  ``s3://BUCKET/<prefix>/*/summary.json`` of the shared run storage (the
+     ``regionchaos_s3`` connection or ``REGIONCHAOS_S3_ENDPOINT``, see `storage`).
+Out: ``GET /``               an HTML table of runs: run id, scenario, seed, mutant,
+                             verdict, failed invariants, links to report and Data Docs
+     ``GET /api/runs``       the same rows as JSON
+     ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/``,
+                             ``validation/``, ``summary.json``, ``scenario.json`` only
+
+Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
+or the UI's ``_token`` cookie, checked by Airflow's own auth manager). Keys are
+whitelisted segment by segment, so nothing outside ``<prefix>/<run_id>/`` is served:
+``..``, absolute paths, backslashes and (double) percent-encoded traversal are refused.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import mimetypes
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from regionchaos_airflow.runs import RUN_ID_RE, result_row
+
+SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
+_SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
+DEFAULT_LIMIT = 500
+STORAGE_TTL_S = 60.0
+_bearer = HTTPBearer(auto_error=False)
+
+
+async def require_user(
+    request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)
+) -> Any:
+    """The Airflow user of this request (401 without a valid token, 403 without access)."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+    from airflow.api_fastapi.core_api.security import get_user
+
+    user = await get_user(request, _oauth_token=None, bearer_credentials=credentials)
+    if not get_auth_manager().is_authorized_view(access_view=AccessView.WEBSITE, user=user):
+        raise HTTPException(status_code=403, detail="Forbidden")
+    return user
+
+
+app = FastAPI(
+    title="regionchaos runs",
+    description="Chaos runs of regional checkpoints, read from the run storage.",
+    dependencies=[Depends(require_user)],
+)
+
+_storage_cache: dict[str, Any] = {}
+
+
+def run_storage():
+    """The shared StorageConfig (cached for a minute), or None if none is configured."""
+    now = time.monotonic()
+    if _storage_cache.get("until", 0.0) < now:
+        from regionchaos_airflow.storage import RegionChaosStorageHook
+
+        _storage_cache["config"] = RegionChaosStorageHook().storage_config(export_credentials=False)
+        _storage_cache["until"] = now + STORAGE_TTL_S
+    return _storage_cache["config"]
+
+
+def safe_key(run_id: str, key: str) -> str:
+    """`key` if it is a servable key of run `run_id`; 404 otherwise (never a path outside)."""
+    if not RUN_ID_RE.match(run_id) or ".." in run_id:
+        raise HTTPException(status_code=404, detail="no such run")
+    segments = key.split("/")
+    if not key or any(not _SEGMENT_RE.match(s) for s in segments):
+        raise HTTPException(status_code=404, detail="no such object")
+    if segments[0] not in SERVED_ROOTS or (segments[0].endswith(".json") and len(segments) > 1):
+        raise HTTPException(status_code=404, detail="not served")
+    return key
+
+
+def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list[dict[str, Any]]:
+    """Result rows of the runs under the prefix, newest summary first (runs without a
+    summary yet are listed with verdict ``running``)."""
+    client = config.client()
+    top = config.prefix.strip("/") + "/"
+    run_ids: list[str] = []
+    for page in client.get_paginator("list_objects_v2").paginate(
+        Bucket=config.bucket, Prefix=top, Delimiter="/"
+    ):
+        for common in page.get("CommonPrefixes", []):
+            run_id = common["Prefix"][len(top):].rstrip("/")
+            if RUN_ID_RE.match(run_id) and contains in run_id:
+                run_ids.append(run_id)
+    run_ids = run_ids[-limit:]
+
+    def fetch(run_id: str) -> dict[str, Any]:
+        try:
+            obj = client.get_object(Bucket=config.bucket, Key=f"{top}{run_id}/summary.json")
+        except client.exceptions.NoSuchKey:
+            return {"run_id": run_id, "verdict": "running", "failed": [], "modified": ""}
+        row = result_row(json.loads(obj["Body"].read()))
+        row["run_id"] = run_id
+        row["modified"] = obj["LastModified"].isoformat()
+        return row
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        rows = list(pool.map(fetch, run_ids))
+    client.close()
+    return sorted(rows, key=lambda r: (r["modified"], r["run_id"]), reverse=True)
+
+
+def _unreachable(exc: Exception) -> HTTPException:
+    return HTTPException(status_code=503, detail=f"run storage unavailable: {type(exc).__name__}: {exc}")
+
+
+def _no_storage() -> HTTPException:
+    return HTTPException(
+        status_code=503,
+        detail="no shared run storage configured: set the regionchaos_s3 connection or "
+        "REGIONCHAOS_S3_ENDPOINT (runs on the embedded S3 do not outlive their task)",
+    )
+
+
+@app.get("/api/runs")
+def api_runs(limit: int = DEFAULT_LIMIT, q: str = "") -> JSONResponse:
+    config = run_storage()
+    if config is None:
+        raise _no_storage()
+    try:
+        rows = list_runs(config, limit=max(1, min(limit, 5000)), contains=q)
+    except Exception as exc:  # endpoint down, bucket missing, credentials: say so, don't 500
+        raise _unreachable(exc) from exc
+    return JSONResponse({"runs": rows})
+
+
+@app.get("/runs/{run_id}/{key:path}", name="run_object")
+def run_object(run_id: str, key: str) -> Response:
+    key = safe_key(run_id, key)
+    config = run_storage()
+    if config is None:
+        raise _no_storage()
+    from regionchaos.storage import ObjectStore
+
+    try:
+        body = ObjectStore.for_run(config, run_id).get_or_none(key)
+    except Exception as exc:
+        raise _unreachable(exc) from exc
+    if body is None:
+        raise HTTPException(status_code=404, detail="no such object")
+    media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
+    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "frame-ancestors 'self'"}
+    return Response(body, media_type=media_type, headers=headers)
+
+
+_VERDICT_COLOURS = {"valid": "#1a7f37", "invalid": "#cf222e", "unknown": "#9a6700", "running": "#57606a"}
+
+
+@app.get("/", response_class=HTMLResponse)
+def index(request: Request, q: str = "", limit: int = DEFAULT_LIMIT) -> HTMLResponse:
+    config = run_storage()
+    if config is None:
+        body = f"<p>{html.escape(_no_storage().detail)}</p>"
+        return HTMLResponse(_page(body), status_code=503)
+    try:
+        rows = list_runs(config, limit=max(1, min(limit, 5000)), contains=q)
+    except Exception as exc:
+        return HTMLResponse(_page(f"<p>{html.escape(_unreachable(exc).detail)}</p>"), status_code=503)
+    base = request.scope.get("root_path", "").rstrip("/")
+    lines = []
+    for row in rows:
+        run_id = html.escape(row["run_id"])
+        links = ""
+        if row["verdict"] != "running":
+            links = (f'<a href="{base}/runs/{run_id}/report/index.html">report</a> · '
+                     f'<a href="{base}/runs/{run_id}/datadocs/index.html">Data Docs</a> · '
+                     f'<a href="{base}/runs/{run_id}/summary.json">summary</a>')
+        colour = _VERDICT_COLOURS.get(row["verdict"], "#57606a")
+        lines.append(
+            f'<tr data-run-id="{run_id}"><td><code>{run_id}</code></td>'
+            f"<td>{html.escape(str(row.get('scenario') or ''))}</td>"
+            f"<td>{html.escape(str(row.get('seed') if row.get('seed') is not None else ''))}</td>"
+            f"<td>{html.escape(str(row.get('mutant') or 'none'))}</td>"
+            f'<td class="verdict" style="color:{colour};font-weight:600">{html.escape(row["verdict"])}</td>'
+            f"<td>{html.escape(', '.join(row.get('failed', [])))}</td>"
+            f"<td>{links}</td></tr>"
+        )
+    where = html.escape(f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}")
+    table = (
+        f"<p>{len(rows)} run{'' if len(rows) == 1 else 's'} in <code>{where}</code></p>"
+        '<form method="get"><input name="q" placeholder="filter run ids" '
+        f'value="{html.escape(q)}"> <button>Filter</button></form>'
+        "<table><thead><tr><th>run id</th><th>scenario</th><th>seed</th><th>mutant</th>"
+        "<th>verdict</th><th>failed invariants</th><th>artifacts</th></tr></thead>"
+        f"<tbody>{''.join(lines)}</tbody></table>"
+    )
+    return HTMLResponse(_page(table))
+
+
+def _page(body: str) -> str:
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>regionchaos runs</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:1.5rem}"
+        "table{border-collapse:collapse}td,th{border-bottom:1px solid #d0d7de;padding:.35rem .6rem;"
+        "text-align:left;vertical-align:top}code{font-size:.9em}</style></head>"
+        f"<body><h1>Chaos runs</h1>{body}</body></html>"
+    )

@@ -1,0 +1,108 @@
+"""Run ids keyed by the Airflow run, result rows, and the DAG-level judgements.
+
+In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DESIGN.md).
+Out: storage-safe run ids (`run_key`), compact result rows (`result_row`), and the lists
+     of problems that fail the nightly and swarm summary tasks (`judge_nightly`,
+     `judge_swarm`). Pure functions: no Airflow, no storage.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9]+")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+PLUGIN_PREFIX = "/regionchaos"
+
+
+def run_key(*parts: object) -> str:
+    """A run id from parts (dag id, Airflow run id, scenario ...): ``[A-Za-z0-9-]`` only.
+
+    The same parts always give the same id, so a retried task re-runs the same run (the
+    runner makes that idempotent) instead of starting a new one.
+    """
+    words = [_UNSAFE.sub("-", str(p)).strip("-") for p in parts]
+    key = "-".join(w for w in words if w)
+    if not key:
+        raise ValueError(f"no usable characters in run id parts {parts!r}")
+    return key[:200].rstrip("-")
+
+
+def failed_invariants(summary: dict[str, Any]) -> list[str]:
+    return [c.get("name", "?") for c in summary.get("checks", []) if not c.get("success", False)]
+
+
+def view_links(run_id: str) -> dict[str, str]:
+    """Where the plugin serves a run's report, Data Docs and summary (relative to the API root)."""
+    base = f"{PLUGIN_PREFIX}/runs/{run_id}"
+    return {
+        "report_view": f"{base}/report/index.html",
+        "datadocs_view": f"{base}/datadocs/index.html",
+        "summary_view": f"{base}/summary.json",
+    }
+
+
+def result_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """The compact row of one run: what the summary tasks and the UI list show."""
+    run_id = summary.get("run_id", "")
+    return {
+        "run_id": run_id,
+        "scenario": summary.get("scenario"),
+        "seed": summary.get("seed"),
+        "mutant": summary.get("mutant"),
+        "verdict": summary.get("verdict", "unknown"),
+        "failed": failed_invariants(summary),
+        "report": summary.get("report"),
+        "replay": summary.get("replay"),
+        **(view_links(run_id) if RUN_ID_RE.match(run_id or "") else {}),
+    }
+
+
+def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
+    """Problems of a nightly run: an empty list means the nightly run passes.
+
+    A scenario expected valid must be valid; a finding (``expect: invalid``) must be
+    invalid for the invariant it names; a run without a row (its task failed) or with
+    verdict unknown is a problem either way.
+    """
+    by_run = {row.get("run_id"): row for row in rows if row}
+    problems = []
+    for entry in plan:
+        name, run_id = entry["scenario_name"], entry["run_id"]
+        row = by_run.get(run_id)
+        if row is None:
+            problems.append(f"{name}: no result (its task failed), run {run_id}")
+            continue
+        verdict, failed = row.get("verdict"), row.get("failed", [])
+        if entry.get("expect") == "invalid":
+            invariant = entry.get("invariant")
+            if verdict != "invalid":
+                problems.append(f"{name}: finding expected invalid ({invariant}), got {verdict}")
+            elif invariant and invariant not in failed:
+                problems.append(f"{name}: finding failed {failed}, not its stated invariant {invariant}")
+        elif verdict != "valid":
+            detail = f" (failed: {', '.join(failed)})" if failed else ""
+            problems.append(f"{name}: expected valid, got {verdict}{detail}; replay: {row.get('replay')}")
+    return problems
+
+
+def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -> list[str]:
+    """Problems of a swarm run: unknown verdicts and missing seeds always; invalid seeds
+    without a mutant; and with a mutant, a mutant that no seed caught."""
+    problems = []
+    if len(rows) != seeds:
+        problems.append(f"{seeds - len(rows)} of {seeds} seeds have no result (a batch failed)")
+    for row in rows:
+        if row.get("verdict") == "unknown":
+            problems.append(f"seed {row.get('seed')}: unknown; replay: {row.get('replay')}")
+    invalid = [row for row in rows if row.get("verdict") == "invalid"]
+    if mutant is None:
+        problems += [
+            f"seed {row.get('seed')}: invalid (failed: {', '.join(row.get('failed', []))}); "
+            f"replay: {row.get('replay')}"
+            for row in invalid
+        ]
+    elif rows and not invalid:
+        problems.append(f"mutant {mutant} survived all {len(rows)} seeds")
+    return problems

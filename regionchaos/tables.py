@@ -1,0 +1,633 @@
+"""A run's artifacts as tables: what the invariant suites query.
+
+In:  a run's prefix on S3 (``regionchaos.storage.s3.ObjectStore`` of ``runs/RUN_ID/``):
+     ``scenario.json``, ``history/*.jsonl``, ``checkpoints/`` (the ``_metadata`` left at
+     the end and the state files they name), ``sink/commits/*.json``, ``sink/txn/``.
+Out: ``load_tables(spark, store, run_id) -> dict[str, DataFrame]``; `read_run` +
+     `build_frames` give the same tables as pandas frames without Spark (report, tests).
+     Every table carries ``run_id``, so the same suites judge one run or thousands
+     (`union_tables`). Columns are documented in ``expectations/README.md`` and in
+     `SCHEMAS` below.
+
+Requests: one paginated LIST of the prefix, then GETs (thread pool) of the history,
+the scenario, the ``_metadata`` objects, the state files named by completed checkpoints
+that are still on storage, the sink commits and the sink transactions. Nothing is
+written.
+
+Independence: values are never copied from the run's own bookkeeping where validation
+must judge them. ``truth`` is recomputed from the seed with `regionchaos.workload`;
+the regions of subtasks come from the job topology of the scenario; the parallelism
+"of the time" is replayed from the history's restores, not read from the metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from .workload import range_count_sum, record_values
+
+# The job of PROTOCOL.md section 1: which vertex runs each operator, and how each
+# operator's list state is redistributed on restore (section 5).
+OPERATOR_VERTEX = {"source": "source", "counter": "process", "epoch": "process", "rules": "process",
+                   "sink": "process"}
+OPERATOR_MODE = {"source": "even-split", "counter": "even-split", "sink": "even-split", "epoch": "union",
+                 "rules": "broadcast"}
+SPLIT_OPERATORS = ("source", "counter", "sink")  # operators whose list elements are split ids
+
+_CHK = re.compile(r"^checkpoints/chk-(\d+)/(.+)$")
+_TXN = re.compile(r"^sink/txn/chk-(\d+)/tm-(\d+)\.json$")
+
+# Spark DDL of every table (the same column order as the pandas frames)
+SCHEMAS: dict[str, str] = {
+    "run": (
+        "run_id string, scenario string, seed bigint, mutant string, bounded boolean, records_per_split bigint, "
+        "splits_total int, unaligned boolean, region_enabled boolean, max_failure_ratio double, "
+        "max_consecutive_failures int, num_retained int, heal_checkpoints int, forced_global_policy string, "
+        "coordinator_fallback boolean, partitioning string, exchange string, file_merging boolean, "
+        "initial_parallelism int, first_checkpoint_id bigint, fault_attempts int, heal_attempt int, "
+        "started boolean, run_finished boolean, job_finished boolean, job_not_finished boolean, "
+        "history_events int, history_files int"
+    ),
+    "checkpoints": (
+        "run_id string, checkpoint_id bigint, attempt int, trigger_seq bigint, decided_seq bigint, "
+        "status string, completed boolean, voided boolean, reason string, forced_global boolean, final boolean, "
+        "trigger_counter int, failed_regions array<int>, failed_region_count int, num_regions int, "
+        "declined_count int, timed_out_count int, counter_before int, counter_after int, "
+        "max_failure_ratio double, max_consecutive_failures int, region_enabled boolean, "
+        "subsumed array<bigint>, deleted_count int, healing boolean, job_parallelism int, job_regions int, "
+        "metadata_type string, metadata_parallelism string, consecutive_regional int, "
+        "coord_discovered array<int>, coord_unassigned array<int>, entry_count int, ref_ids array<bigint>, "
+        "ref_depth int, staleness int, completed_seq bigint"
+    ),
+    "entries": (
+        "run_id string, checkpoint_id bigint, checkpoint_type string, operator string, vertex string, "
+        "subtask int, region int, parallelism int, ref_checkpoint_id bigint, origins array<bigint>, "
+        "min_origin bigint, n_handles int, n_channels int, n_elements int, elements string"
+    ),
+    "entry_splits": (
+        "run_id string, checkpoint_id bigint, operator string, subtask int, region int, split int, pos int, "
+        "origin_checkpoint_id bigint, ref_checkpoint_id bigint, object_key string, segment string"
+    ),
+    "handles": (
+        "run_id string, checkpoint_id bigint, object_key string, source string, n_segments int"
+    ),
+    "inventory": "run_id string, key string, area string, checkpoint_id bigint, kind string, size_bytes bigint",
+    "deletions": "run_id string, seq bigint, checkpoint_id bigint, object_key string, cause string",
+    "retention": "run_id string, checkpoint_id bigint, from_seq bigint, to_seq bigint",
+    "state_values": (
+        "run_id string, checkpoint_id bigint, operator string, subtask int, ref_checkpoint_id bigint, "
+        "origin_checkpoint_id bigint, object_key string, segment string, found boolean, split int, "
+        "element string, src bigint, consumed bigint, count bigint, sum bigint, lost string, n_lost int, "
+        "pending string, value bigint"
+    ),
+    "channel_state": (
+        "run_id string, checkpoint_id bigint, operator string, subtask int, ref_checkpoint_id bigint, "
+        "origin_checkpoint_id bigint, split int, start bigint, end bigint, object_key string, segment string, "
+        "readable boolean, found boolean, seg_start bigint, seg_end bigint, seg_count bigint, seg_sum bigint"
+    ),
+    "truth": "run_id string, split int, start bigint, end bigint, count bigint, sum bigint",
+    "commits": (
+        "run_id string, commit_file string, pos int, txn_checkpoint_id bigint, split int, start bigint, "
+        "end bigint, subtask int, region int, notified_checkpoint_id bigint, cause string, attempt int, "
+        "lost string, n_lost int"
+    ),
+    "transactions": (
+        "run_id string, checkpoint_id bigint, tm int, txn_checkpoint_id bigint, split int, start bigint, "
+        "end bigint, count bigint, sum bigint"
+    ),
+    "events": (
+        "run_id string, seq bigint, attempt int, kind string, checkpoint_id bigint, region int, subtask int, "
+        "split int, start bigint, end bigint, cause string, restore_from bigint, recovered_latest bigint, "
+        "missing_objects array<string>, detail string"
+    ),
+    "redistributions": (
+        "run_id string, restore_id int, restore_seq bigint, cause string, restore_from bigint, "
+        "old_parallelism int, new_parallelism int, operator string, mode string, side string, kind string, "
+        "subtask int, pos int, element string, channel int, start bigint, end bigint"
+    ),
+}
+TABLES = tuple(SCHEMAS)
+
+
+def _j(value: Any) -> str:
+    """The one JSON form of an element or list (compact, sorted keys)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def region_of(vertex: str, subtask: int, parallelism: int, topology: dict) -> int:
+    """Pipeline region of a subtask, from the job topology (PROTOCOL.md section 1):
+    forward + pipelined: region i = {source_i, process_i}; an ALL_TO_ALL pipelined edge
+    joins everything into region 0; BLOCKING/HYBRID edges join nothing (regions are
+    numbered source 0..P-1, then process P..2P-1)."""
+    pipelined = topology.get("exchange", "pipelined") == "pipelined"
+    if pipelined and topology.get("partitioning", "forward") != "forward":
+        return 0
+    if pipelined:
+        return subtask
+    return subtask if vertex == "source" else parallelism + subtask
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+@dataclass
+class RunArtifacts:
+    """What a run left on storage, parsed (no Spark)."""
+
+    run_id: str
+    scenario_doc: dict
+    events: list[dict]
+    inventory: list[tuple[str, int]]  # (key, size)
+    metadata_at_end: dict[int, dict]  # checkpoint id -> _metadata JSON still on storage
+    state_files: dict[str, dict]  # key -> parsed state file (only those read)
+    commits: list[tuple[str, list[dict]]]  # (file, txns) in key order
+    transactions: list[tuple[str, list[dict]]]
+    history_files: int = 0
+    requests: dict = field(default_factory=dict)
+
+
+def _list_with_sizes(store) -> list[tuple[str, int]]:
+    """One paginated LIST of the whole run prefix (keys relative to it, with sizes)."""
+    out = []
+    pages = store.client.get_paginator("list_objects_v2").paginate(Bucket=store.config.bucket,
+                                                                    Prefix=store.run_prefix)
+    for page in pages:
+        store.stats.record("ListObjectsV2")
+        out.extend((item["Key"][len(store.run_prefix):], int(item.get("Size", 0))) for item in page.get("Contents", []))
+    return sorted(out)
+
+
+def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
+    """Read a run's artifacts: LIST once, then GET what the tables need."""
+    before = store.stats.as_dict()
+    listing = _list_with_sizes(store)
+    keys = [k for k, _ in listing]
+    history_keys = sorted(k for k in keys if k.startswith("history/") and k.endswith(".jsonl"))
+    metadata_keys = [k for k in keys if k.startswith("checkpoints/") and k.endswith("/_metadata")]
+    commit_keys = sorted(k for k in keys if k.startswith("sink/commits/") and k.endswith(".json"))
+    txn_keys = sorted(k for k in keys if _TXN.match(k))
+    first = ["scenario.json"] if "scenario.json" in keys else []
+    bodies = store.get_many(first + history_keys + metadata_keys + commit_keys + txn_keys, threads=threads)
+    scenario_doc = json.loads(bodies["scenario.json"]) if first else {}
+    events: list[dict] = []
+    for k in history_keys:
+        events.extend(json.loads(line) for line in bodies[k].decode().splitlines() if line.strip())
+    events.sort(key=lambda e: e["seq"])
+    metadata_at_end = {}
+    for k in metadata_keys:
+        doc = json.loads(bodies[k])
+        metadata_at_end[int(doc["checkpointId"])] = doc
+    # state files: every object named by a completed checkpoint that is still on storage
+    present = set(keys)
+    wanted: set[str] = set()
+    for e in events:
+        if e["kind"] == "checkpoint_completed":
+            for entry in e["metadata"]["operatorSubtaskStates"]:
+                wanted.update(h[0] for h in entry["handles"])
+                wanted.update(c[0] for c in entry["channelState"])
+    for doc in metadata_at_end.values():
+        for entry in doc["operatorSubtaskStates"]:
+            wanted.update(h[0] for h in entry["handles"])
+    state_keys = sorted(wanted & present)
+    state_bodies = store.get_many(state_keys, threads=threads)
+    state_files = {k: json.loads(v) for k, v in state_bodies.items()}
+    after = store.stats.as_dict()
+    requests = {op: n - before["requests_by_op"].get(op, 0) for op, n in after["requests_by_op"].items()}
+    return RunArtifacts(
+        run_id=run_id,
+        scenario_doc=scenario_doc,
+        events=events,
+        inventory=listing,
+        metadata_at_end=metadata_at_end,
+        state_files=state_files,
+        commits=[(k, json.loads(bodies[k])) for k in commit_keys],
+        transactions=[(k, json.loads(bodies[k])) for k in txn_keys],
+        history_files=len(history_keys),
+        requests={op: n for op, n in requests.items() if n},
+    )
+
+
+# -- building the tables ---------------------------------------------------------------------
+
+
+class _Cols:
+    """Column-wise row accumulator for one table."""
+
+    def __init__(self, schema: str):
+        self.names = [c.strip().split(" ")[0] for c in _split_ddl(schema)]
+        self.data: dict[str, list] = {n: [] for n in self.names}
+
+    def add(self, **row) -> None:
+        for n in self.names:
+            self.data[n].append(row.get(n))
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.data, columns=self.names)
+
+
+def _split_ddl(ddl: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in ddl:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def _ddl_types(ddl: str) -> dict[str, str]:
+    return {c.strip().split(" ", 1)[0]: c.strip().split(" ", 1)[1] for c in _split_ddl(ddl)}
+
+
+def _elements(handles: list) -> list:
+    return [e for h in handles for e in h[3]]
+
+
+def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
+    """All tables of one run as pandas frames (columns as in `SCHEMAS`)."""
+    rid = art.run_id
+    t = {name: _Cols(ddl) for name, ddl in SCHEMAS.items()}
+    sc = art.scenario_doc.get("scenario", {})
+    topo = sc.get("topology", {})
+    work = sc.get("workload", {})
+    flink = sc.get("flink", {})
+    faults = sc.get("faults", {})
+    seed = int(art.scenario_doc.get("seed", sc.get("seed", 0)))
+    events = art.events
+    first = {}
+    for e in events:
+        first.setdefault(e["kind"], e)
+    started = first.get("run_started", {})
+
+    # -- replay the history: parallelism of the time, retention, deletions ------------------
+    p_now = int(started.get("parallelism", topo.get("parallelism", 1)))
+    regions_now = int(started.get("regions", p_now))
+    trig: dict[int, dict] = {}
+    dec: dict[int, dict] = {}
+    meta: dict[int, dict] = {}
+    completed_seq: dict[int, int] = {}
+    voided: dict[int, dict] = {}
+    open_from: dict[int, int] = {}
+    heal_attempt = first["heal_started"]["attempt"] if "heal_started" in first else None
+    for e in events:
+        k = e["kind"]
+        if k == "global_restore":
+            p_now, regions_now = int(e["new_parallelism"]), int(e["regions"])
+        elif k == "checkpoint_triggered":
+            trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
+        elif k == "checkpoint_decided":
+            cid = e["checkpoint_id"]
+            dec[cid] = e
+            cause = "abort" if e["status"] == "ABORTED" else "cleaner"
+            for key in e.get("deleted_keys") or []:
+                t["deletions"].add(run_id=rid, seq=e["seq"], checkpoint_id=cid, object_key=key, cause=cause)
+            for old in e.get("subsumed") or []:
+                if old in open_from:
+                    t["retention"].add(run_id=rid, checkpoint_id=old, from_seq=open_from.pop(old), to_seq=e["seq"])
+            if e["status"] != "ABORTED":
+                open_from[cid] = e["seq"]
+        elif k == "checkpoint_completed":
+            meta[e["checkpoint_id"]] = e["metadata"]
+            completed_seq[e["checkpoint_id"]] = e["seq"]
+            open_from.setdefault(e["checkpoint_id"], e["seq"])
+        elif k == "checkpoint_voided":
+            voided[e["checkpoint_id"]] = e
+        elif k == "jobmanager_failover":
+            recovered = set(e.get("recovered") or [])
+            for cid in sorted(open_from):
+                if cid not in recovered:
+                    t["retention"].add(run_id=rid, checkpoint_id=cid, from_seq=open_from.pop(cid), to_seq=e["seq"])
+            for cid in recovered:
+                open_from.setdefault(cid, e["seq"])
+            for key in e.get("orphan_keys") or []:
+                t["deletions"].add(run_id=rid, seq=e["seq"], checkpoint_id=None, object_key=key, cause="orphan")
+    for cid, frm in sorted(open_from.items()):
+        t["retention"].add(run_id=rid, checkpoint_id=cid, from_seq=frm, to_seq=None)
+
+    # -- ref-chain depth (checkpoint level) and staleness -----------------------------------
+    ref_ids: dict[int, list[int]] = {}
+    depth: dict[int, int] = {}
+    staleness: dict[int, int] = {}
+    for cid in sorted(meta):
+        entries = meta[cid]["operatorSubtaskStates"]
+        refs = sorted({en["refCheckpointId"] for en in entries if en["refCheckpointId"] is not None})
+        ref_ids[cid] = refs
+        depth[cid] = 0 if not refs else 1 + max(depth.get(r, 0) for r in refs)
+        origins = [h[2] for en in entries for h in en["handles"]]
+        staleness[cid] = cid - min(origins) if origins else 0
+
+    # -- run ------------------------------------------------------------------------------------
+    t["run"].add(
+        run_id=rid, scenario=sc.get("name"), seed=seed, mutant=art.scenario_doc.get("mutant"),
+        bounded=bool(work.get("bounded", False)), records_per_split=int(work.get("records_per_split", 0)),
+        splits_total=int(work.get("splits", 0)) + int(work.get("discovered_splits", 0)),
+        unaligned=bool(flink.get("execution.checkpointing.unaligned.enabled", False)),
+        region_enabled=bool(started.get("region_enabled", flink.get("execution.checkpointing.region.enabled", False))),
+        max_failure_ratio=float(flink.get("execution.checkpointing.region.max-failure-ratio", 0.5)),
+        max_consecutive_failures=int(flink.get("execution.checkpointing.region.max-consecutive-failures", 3)),
+        num_retained=int(flink.get("state.checkpoints.num-retained", 1)),
+        heal_checkpoints=int(faults.get("heal_checkpoints", 3)),
+        forced_global_policy=flink.get("execution.checkpointing.region.forced-global-failure", "reset-counter"),
+        coordinator_fallback=bool(topo.get("coordinator_fallback", True)),
+        partitioning=topo.get("partitioning", "forward"), exchange=topo.get("exchange", "pipelined"),
+        file_merging=bool(flink.get("execution.checkpointing.file-merging.enabled", True)),
+        initial_parallelism=int(topo.get("parallelism", started.get("parallelism", 1))),
+        first_checkpoint_id=int(sc.get("first_checkpoint_id", 1)), fault_attempts=int(sc.get("checkpoints", 0)),
+        heal_attempt=heal_attempt, started="run_started" in first, run_finished="run_finished" in first,
+        job_finished="job_finished" in first, job_not_finished="job_not_finished" in first,
+        history_events=len(events), history_files=art.history_files,
+    )
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    for cid in sorted(set(trig) | set(dec) | set(voided)):
+        tr, d, m = trig.get(cid, {}), dec.get(cid), meta.get(cid)
+        status = d["status"] if d else ("VOIDED" if cid in voided else None)
+        attempt = tr.get("attempt", d["attempt"] if d else None)
+        cs = (m or {}).get("coordinatorState") or {}
+        t["checkpoints"].add(
+            run_id=rid, checkpoint_id=cid, attempt=attempt, trigger_seq=tr.get("seq"),
+            decided_seq=d["seq"] if d else None, status=status, completed=m is not None, voided=cid in voided,
+            reason=d.get("reason") if d else None,
+            forced_global=bool(d["forced_global"]) if d else tr.get("forced_global"),
+            final=bool(d["final"]) if d else tr.get("final"), trigger_counter=tr.get("counter"),
+            failed_regions=list(d["failed_regions"]) if d else None,
+            failed_region_count=len(d["failed_regions"]) if d else None,
+            num_regions=d["num_regions"] if d else None,
+            declined_count=len(d["declined"]) if d else None, timed_out_count=len(d["timed_out"]) if d else None,
+            counter_before=d["counter_before"] if d else None, counter_after=d["counter_after"] if d else None,
+            max_failure_ratio=d["max_failure_ratio"] if d else None,
+            max_consecutive_failures=d["max_consecutive_failures"] if d else None,
+            region_enabled=d["region_enabled"] if d else None,
+            subsumed=[int(x) for x in d["subsumed"]] if d else None, deleted_count=d.get("deleted") if d else None,
+            healing=heal_attempt is not None and attempt is not None and attempt >= heal_attempt,
+            job_parallelism=tr.get("_p"), job_regions=tr.get("_regions"),
+            metadata_type=m["type"] if m else None,
+            metadata_parallelism=_j(m["parallelism"]) if m else None,
+            consecutive_regional=m["consecutiveRegional"] if m else None,
+            coord_discovered=list(cs["discovered"]) if "discovered" in cs else None,
+            coord_unassigned=list(cs["unassigned"]) if "unassigned" in cs else None,
+            entry_count=len(m["operatorSubtaskStates"]) if m else None,
+            ref_ids=ref_ids.get(cid), ref_depth=depth.get(cid), staleness=staleness.get(cid),
+            completed_seq=completed_seq.get(cid),
+        )
+
+    # -- entries, entry_splits, handles, channel_state, state_values ---------------------------------
+    present = {k for k, _ in art.inventory}
+    split_ranges: set[tuple[int, int, int]] = set()
+    for cid in sorted(meta):
+        m = meta[cid]
+        p_time = trig.get(cid, {}).get("_p", p_now)
+        per_object: dict[str, int] = {}
+        for en in m["operatorSubtaskStates"]:
+            op, sub, ref = en["operator"], int(en["subtask"]), en["refCheckpointId"]
+            vertex = OPERATOR_VERTEX.get(op, "process")
+            par = int(m["parallelism"].get(op, p_time))
+            region = region_of(vertex, sub, p_time, topo)
+            handles, channels = en["handles"], en["channelState"]
+            origins = sorted({int(h[2]) for h in handles} | {int(c[2]) for c in channels})
+            elements = _elements(handles)
+            t["entries"].add(
+                run_id=rid, checkpoint_id=cid, checkpoint_type=m["type"], operator=op, vertex=vertex, subtask=sub,
+                region=region, parallelism=par, ref_checkpoint_id=ref, origins=origins,
+                min_origin=min(origins) if origins else None, n_handles=len(handles), n_channels=len(channels),
+                n_elements=len(elements), elements=_j(elements),
+            )
+            pos = 0
+            for key, seg, origin, els in handles:
+                per_object[key] = per_object.get(key, 0) + 1
+                file = art.state_files.get(key) if key in present else None
+                segment = (file or {}).get("segments", {}).get(seg) if file is not None else None
+                for el in els:
+                    if op in SPLIT_OPERATORS:
+                        t["entry_splits"].add(run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, region=region,
+                                              split=int(el), pos=pos, origin_checkpoint_id=origin,
+                                              ref_checkpoint_id=ref, object_key=key, segment=seg)
+                    pos += 1
+                    if file is None:
+                        continue
+                    row = _segment_row(op, el, segment)
+                    t["state_values"].add(
+                        run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, ref_checkpoint_id=ref,
+                        origin_checkpoint_id=origin, object_key=key, segment=seg, found=row is not None,
+                        split=int(el) if op in SPLIT_OPERATORS else None,
+                        element=_j(el), **(row or {}),
+                    )
+                    if row is not None and op == "counter" and row.get("consumed") is not None:
+                        split_ranges.add((int(el), 0, int(row["consumed"])))
+            for key, seg, origin, channel, rec in channels:
+                per_object[key] = per_object.get(key, 0) + 1
+                readable = key in present and key in art.state_files
+                seg_doc = art.state_files[key].get("segments", {}).get(seg) if readable else None
+                t["channel_state"].add(
+                    run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, ref_checkpoint_id=ref,
+                    origin_checkpoint_id=origin, split=int(channel), start=int(rec[0]), end=int(rec[1]),
+                    object_key=key, segment=seg, readable=readable, found=seg_doc is not None,
+                    seg_start=(seg_doc or {}).get("start"), seg_end=(seg_doc or {}).get("end"),
+                    seg_count=(seg_doc or {}).get("count"), seg_sum=(seg_doc or {}).get("sum"),
+                )
+                if seg_doc is not None:
+                    split_ranges.add((int(channel), int(seg_doc["start"]), int(seg_doc["end"])))
+        for key, n in sorted(per_object.items()):
+            t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="history", n_segments=n)
+    for cid, doc in sorted(art.metadata_at_end.items()):
+        per_object = {}
+        for en in doc["operatorSubtaskStates"]:
+            for h in list(en["handles"]) + list(en["channelState"]):
+                per_object[h[0]] = per_object.get(h[0], 0) + 1
+        for key, n in sorted(per_object.items()):
+            t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="storage", n_segments=n)
+
+    # -- inventory -----------------------------------------------------------------------------------
+    for key, size in art.inventory:
+        mt = _CHK.match(key)
+        area = key.split("/", 1)[0] if "/" in key else key
+        if mt:
+            kind = "metadata" if mt.group(2) == "_metadata" else "state"
+            t["inventory"].add(run_id=rid, key=key, area=area, checkpoint_id=int(mt.group(1)), kind=kind,
+                               size_bytes=size)
+        else:
+            t["inventory"].add(run_id=rid, key=key, area=area, checkpoint_id=None, kind="other", size_bytes=size)
+
+    # -- commits and transactions ---------------------------------------------------------------------
+    for name, txns in art.commits:
+        for i, c in enumerate(txns):
+            t["commits"].add(
+                run_id=rid, commit_file=name, pos=i, txn_checkpoint_id=c["txn_checkpoint_id"], split=c["split"],
+                start=c["start"], end=c["end"], subtask=c.get("subtask"), region=c.get("region"),
+                notified_checkpoint_id=c.get("notified_checkpoint_id"), cause=c.get("cause"),
+                attempt=c.get("attempt"), lost=_j(c.get("lost") or []), n_lost=len(c.get("lost") or []),
+            )
+    for name, txns in art.transactions:
+        mt = _TXN.match(name)
+        for x in txns:
+            t["transactions"].add(run_id=rid, checkpoint_id=int(mt.group(1)), tm=int(mt.group(2)),
+                                  txn_checkpoint_id=x["txn_checkpoint_id"], split=x["split"], start=x["start"],
+                                  end=x["end"], count=x.get("count"), sum=x.get("sum"))
+            split_ranges.add((int(x["split"]), int(x["start"]), int(x["end"])))
+
+    # -- truth: recomputed from the seed ----------------------------------------------------------------
+    _truth(t["truth"], rid, seed, split_ranges)
+
+    # -- events and redistributions ---------------------------------------------------------------------
+    for e in events:
+        detail = {k: v for k, v in e.items() if k not in ("metadata", "restored", "seq", "attempt", "kind")}
+        recovered = e.get("recovered")
+        t["events"].add(
+            run_id=rid, seq=e["seq"], attempt=e.get("attempt"), kind=e["kind"], checkpoint_id=e.get("checkpoint_id"),
+            region=e.get("region"), subtask=e.get("subtask"), split=e.get("split"), start=e.get("start"),
+            end=e.get("end"), cause=e.get("cause"), restore_from=e.get("restore_from"),
+            recovered_latest=max(recovered) if recovered else None, missing_objects=e.get("missing_objects"),
+            detail=_j(detail),
+        )
+        if e["kind"] == "global_restore":
+            _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
+
+    return {name: cols.frame() for name, cols in t.items()}
+
+
+def _segment_row(op: str, element: Any, segment: Any) -> dict | None:
+    """The state of one list element, decoded from its segment of a state file."""
+    if segment is None:
+        return None
+    if op in SPLIT_OPERATORS:
+        for r in segment:
+            if r.get("split") == element:
+                if op == "source":
+                    return {"src": r.get("src")}
+                if op == "counter":
+                    lost = r.get("lost") or []
+                    return {"consumed": r.get("consumed"), "count": r.get("count"), "sum": r.get("sum"),
+                            "lost": _j(lost), "n_lost": len(lost)}
+                return {"pending": _j(r.get("pending") or [])}
+        return None
+    for r in segment:
+        if r.get("element") == element or (isinstance(element, list) and r.get("element") == list(element)):
+            return {"value": r.get("value")}
+    return None
+
+
+def _truth(cols: _Cols, rid: str, seed: int, ranges: Iterable[tuple[int, int, int]]) -> None:
+    """count/sum of records [start, end) of each split, from the seed alone.
+
+    Ranges starting at 0 (a counter's [0, consumed)) use `range_count_sum` directly;
+    the many small transaction ranges share one prefix-sum array per split built from
+    `record_values` (the same pure function)."""
+    by_split: dict[int, list[tuple[int, int]]] = {}
+    for split, start, end in ranges:
+        by_split.setdefault(split, []).append((start, end))
+    for split, rs in sorted(by_split.items()):
+        top = max(e for _, e in rs)
+        prefix = None
+        if len(rs) > 8 and top > 0:
+            prefix = np.zeros(top + 1, dtype=np.int64)
+            np.cumsum(record_values(seed, split, 0, top), out=prefix[1:])
+        for start, end in sorted(set(rs)):
+            if end <= start:
+                count, total = 0, 0
+            elif prefix is not None:
+                count, total = end - start, int(prefix[end] - prefix[start])
+            else:
+                count, total = range_count_sum(seed, split, start, end)
+            cols.add(run_id=rid, split=split, start=start, end=end, count=count, sum=total)
+
+
+def _redistribution(cols: _Cols, rid: str, e: dict, old_meta: dict | None) -> None:
+    """Old entries (the restore-from checkpoint's metadata) vs the new elements per new subtask."""
+    base = dict(run_id=rid, restore_id=e["restore_id"], restore_seq=e["seq"], cause=e.get("cause"),
+                restore_from=e["restore_from"], old_parallelism=e["old_parallelism"],
+                new_parallelism=e["new_parallelism"])
+    if old_meta is not None:
+        for en in sorted(old_meta["operatorSubtaskStates"], key=lambda x: (x["operator"], x["subtask"])):
+            op = en["operator"]
+            for pos, el in enumerate(_elements(en["handles"])):
+                cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="old", kind="element",
+                         subtask=en["subtask"], pos=pos, element=_j(el))
+            for c in en["channelState"]:
+                cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="old", kind="channel",
+                         subtask=en["subtask"], channel=int(c[3]), start=int(c[4][0]), end=int(c[4][1]))
+    for op, sub, elements, channels in e.get("restored") or []:
+        for pos, el in enumerate(elements):
+            cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="new", kind="element", subtask=sub,
+                     pos=pos, element=_j(el))
+        for channel, start, end in channels:
+            cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="new", kind="channel", subtask=sub,
+                     channel=int(channel), start=int(start), end=int(end))
+
+
+# -- Spark ------------------------------------------------------------------------------------------------
+
+
+_NULLABLE_INT = {"int": "Int32", "bigint": "Int64"}
+
+
+def to_spark(spark, name: str, frame: pd.DataFrame):
+    """A pandas table as a Spark DataFrame with the declared schema (empty tables too)."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    schema = _parse_datatype_string(SCHEMAS[name])
+    types = _ddl_types(SCHEMAS[name])
+    empty = frame.empty
+    if empty:  # one all-null row, then LIMIT 0: an empty LocalRelation (no tasks, no Python workers)
+        frame = pd.DataFrame([{col: None for col in types}])
+    frame = frame.copy()
+    for col, typ in types.items():
+        if typ in _NULLABLE_INT:
+            frame[col] = pd.array([None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
+                                   for v in frame[col]], dtype=_NULLABLE_INT[typ])
+        elif typ == "double":
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        elif typ == "boolean":
+            frame[col] = frame[col].astype("object")
+    df = spark.createDataFrame(frame, schema)
+    return df.limit(0) if empty else df
+
+
+def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None) -> dict:
+    """A run's tables as Spark DataFrames (`SCHEMAS`), every one with ``run_id``."""
+    art = artifacts or read_run(store, run_id)
+    frames = build_frames(art)
+    return {name: to_spark(spark, name, frame) for name, frame in frames.items()}
+
+
+def union_tables(many: list[dict]) -> dict:
+    """Tables of several runs in one set (the suites judge all of them at once)."""
+    out = {}
+    for name in TABLES:
+        dfs = [tables[name] for tables in many]
+        df = dfs[0]
+        for other in dfs[1:]:
+            df = df.unionByName(other)
+        out[name] = df
+    return out
+
+
+# -- the last run's frames, for the report that follows validation --------------------------------
+
+_last: dict[tuple[str, str], dict] = {}
+
+
+def _store_key(store) -> tuple[str, str]:
+    return (store.config.bucket, store.run_prefix)
+
+
+def remember_frames(store, frames: dict) -> None:
+    """Keep one run's frames (the report built right after validation reuses them)."""
+    _last.clear()
+    _last[_store_key(store)] = frames
+
+
+def cached_frames(store) -> dict | None:
+    return _last.get(_store_key(store))

@@ -1,0 +1,493 @@
+"""Validation: the twelve invariant suites of PROTOCOL.md section 9, run with Great Expectations.
+
+In:  a SparkSession and a run's prefix on S3 (or already loaded tables, `regionchaos.tables`);
+     the suites in ``expectations/`` (``suites/NN_<name>.yaml`` lists the rules of a suite,
+     ``sql/<name>/<rule>.sql`` holds each rule's query, ``custom.py`` the GX expectation).
+Out: ``validate_run(...) -> {"checks", "verdict", "stats", "wall_seconds"}``, with
+     ``validation/results.json`` (+ one GX result per suite under ``validation/``) and the GX
+     Data Docs (``datadocs/index.html``) uploaded under the run's prefix.
+     ``plain_sql_checks(spark, tables)`` runs the same rule SQL without GX (cost benchmark).
+
+A check is the verdict of one suite for one run (Jepsen's checker): ``success`` true, false,
+or None (unknown) when the suite could not be evaluated (its ``_evaluable.sql`` found a
+reason) or raised. Checks merge false > unknown > true into the run's verdict; no checks at
+all is unknown, never valid.
+
+GX is built once per process (`GXValidator.get`): an ephemeral context, one suite and one
+validation definition per invariant, all on a Spark dataframe asset whose batch is the
+``run`` table (one row per run judged); rules read the other tables as ``rc_<table>``
+temp views, so one validation judges one run or thousands. Each suite costs one Spark job
+(see ``expectations/custom.py``). Temp views are per Spark session: do not validate two
+table sets concurrently in one session.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import tables as tables_mod
+
+EXPECTATIONS_ENV = "REGIONCHAOS_EXPECTATIONS"
+CUSTOM_MODULE = "regionchaos_expectations_custom"
+EXAMPLES_IN_CHECK = 5
+EVALUABLE = "_evaluable"
+RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
+SMALL_TABLES_ROWS = 300_000  # below this, one shuffle partition: Spark's per-task cost dominates
+
+
+def expectations_dir() -> Path:
+    """``$REGIONCHAOS_EXPECTATIONS``, else ``expectations/`` next to the package (the repo root)."""
+    env = os.environ.get(EXPECTATIONS_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "expectations"
+
+
+# -- suites as files ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    sql: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    invariant: int
+    title: str
+    claim: str
+    mutants: tuple[str, ...]
+    findings: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    evaluable: Rule
+
+    def combined_sql(self) -> str:
+        """Every rule (and the evaluability probe) in one query, tagged with ``rule``."""
+        parts = []
+        for rule in (self.evaluable, *self.rules):
+            cols = ", ".join(
+                ["run_id", "CAST(checkpoint_id AS BIGINT) AS checkpoint_id", "CAST(region AS INT) AS region",
+                 "CAST(subtask AS INT) AS subtask", "CAST(operator AS STRING) AS operator",
+                 "CAST(split AS INT) AS split", "CAST(detail AS STRING) AS detail"])
+            parts.append(f"SELECT '{rule.name}' AS rule, {cols} FROM (\n{_strip_comments(rule.sql)}\n) {rule.name.strip('_')}_rows")
+        return "\nUNION ALL\n".join(parts)
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip().rstrip(";")
+
+
+def _description(sql: str) -> str:
+    lines = []
+    for line in sql.splitlines():
+        if not line.lstrip().startswith("--"):
+            break
+        lines.append(line.lstrip()[2:].strip())
+    return " ".join(lines)
+
+
+def _rule(directory: Path, suite: str, name: str) -> Rule:
+    path = directory / "sql" / suite / f"{name}.sql"
+    sql = path.read_text()
+    return Rule(name, sql, _description(sql))
+
+
+def load_suites(directory: Path | None = None) -> list[Suite]:
+    """The suites in file order (``suites/01_...yaml`` .. ``12_...``)."""
+    directory = directory or expectations_dir()
+    suites = []
+    for path in sorted((directory / "suites").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        name = doc["name"]
+        broken = doc.get("broken_by") or {}
+        suites.append(Suite(
+            name=name, invariant=int(doc["invariant"]), title=doc["title"], claim=" ".join(doc["claim"].split()),
+            mutants=tuple(broken.get("mutants") or ()), findings=tuple(broken.get("findings") or ()),
+            rules=tuple(_rule(directory, name, r) for r in doc["rules"]),
+            evaluable=_rule(directory, name, EVALUABLE),
+        ))
+    if not suites:
+        raise FileNotFoundError(f"no suites in {directory / 'suites'}")
+    return suites
+
+
+def load_custom(directory: Path | None = None):
+    """``expectations/custom.py`` as a module (loaded once: GX registers its classes on import)."""
+    if CUSTOM_MODULE in sys.modules:
+        return sys.modules[CUSTOM_MODULE]
+    path = (directory or expectations_dir()) / "custom.py"
+    spec = importlib.util.spec_from_file_location(CUSTOM_MODULE, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[CUSTOM_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[CUSTOM_MODULE]
+        raise
+    return module
+
+
+# -- tables as views -------------------------------------------------------------------------
+
+
+def register_views(tables: dict) -> None:
+    for name, df in tables.items():
+        df.createOrReplaceTempView(f"rc_{name}")
+
+
+@contextmanager
+def tuned_session(spark, total_rows: int):
+    """Spark SQL settings for many joins of small tables, restored afterwards. Below
+    `SMALL_TABLES_ROWS` rows in all, Spark's cost per job and stage dominates: no adaptive
+    re-planning (each adaptive stage is a job of its own), no broadcasts (a job each), one
+    shuffle partition (see also `prepare_tables`, which puts each table in one partition)."""
+    conf = {}
+    if total_rows < SMALL_TABLES_ROWS:
+        conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",
+                "spark.sql.shuffle.partitions": "1"}
+    old = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in old.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def table_rows(frames: dict) -> int:
+    return sum(len(f) for f in frames.values())
+
+
+def prepare_tables(tables: dict, total_rows: int) -> dict:
+    """Small tables in one partition each: joins, windows and aggregates then need few stages."""
+    if total_rows < SMALL_TABLES_ROWS:
+        return {name: df.coalesce(1) for name, df in tables.items()}
+    return tables
+
+
+# -- checks from rule results ------------------------------------------------------------------
+
+
+def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, error: str | None) -> dict:
+    """One run's check for one suite from rule -> {run_id -> {count, examples}}."""
+    check: dict[str, Any] = {"name": suite.name, "suite": suite.name, "invariant": suite.invariant,
+                             "title": suite.title}
+    if error is not None:
+        return {**check, "success": None, "unexpected_count": None, "examples": [], "rules": {},
+                "error": error}
+    rule_results = rule_results or {}
+    not_evaluable = rule_results.get(EVALUABLE, {}).get(run_id)
+    counts, examples = {}, []
+    for rule in suite.rules:
+        got = rule_results.get(rule.name, {}).get(run_id)
+        counts[rule.name] = got["count"] if got else 0
+        if got:
+            examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
+                         for row in got["examples"]]
+    total = sum(counts.values())
+    check.update(unexpected_count=total, rules=counts, examples=examples[:EXAMPLES_IN_CHECK])
+    if not_evaluable:
+        reasons = "; ".join(sorted({row["detail"] for row in not_evaluable["examples"]}))
+        return {**check, "success": None, "error": f"cannot be evaluated: {reasons}"}
+    check["success"] = total == 0
+    return check
+
+
+def merge_verdict(checks: list[dict]) -> str:
+    """false > unknown > true; no checks at all is unknown."""
+    if not checks:
+        return "unknown"
+    values = [c.get("success") for c in checks]
+    if any(v is False for v in values):
+        return "invalid"
+    if any(v is None for v in values):
+        return "unknown"
+    return "valid"
+
+
+# -- Great Expectations ------------------------------------------------------------------------
+
+
+class GXValidator:
+    """The GX context, suites and validation definitions of this process, built once."""
+
+    _instance: GXValidator | None = None
+    _lock = threading.Lock()
+    SITE = "regionchaos"
+
+    @classmethod
+    def get(cls) -> GXValidator:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = GXValidator()
+            return cls._instance
+
+    def __init__(self, directory: Path | None = None):
+        started = time.perf_counter()
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        self.gx = gx
+        self.suites = load_suites(directory)
+        self.custom = load_custom(directory)
+        for suite in self.suites:
+            self.custom.register_suite(suite.name, suite.combined_sql())
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        self.context = context
+        asset = context.data_sources.add_spark("regionchaos").add_dataframe_asset("run")
+        batch = asset.add_batch_definition_whole_dataframe("runs")
+        self.definitions = []
+        for suite in self.suites:
+            gx_suite = context.suites.add(gx.ExpectationSuite(name=suite.name, meta={
+                "invariant": suite.invariant, "title": suite.title, "claim": suite.claim,
+                "broken_by_mutants": list(suite.mutants), "broken_by_findings": list(suite.findings)}))
+            for rule in (suite.evaluable, *suite.rules):
+                gx_suite.add_expectation(self.custom.ExpectRuleHolds(
+                    suite=suite.name, rule=rule.name, unexpected_rows_query=_strip_comments(rule.sql),
+                    description=(f"Evaluable: {rule.description}" if rule.name == EVALUABLE else rule.description),
+                    meta={"rule": rule.name, "invariant": suite.invariant}))
+            self.definitions.append(context.validation_definitions.add(
+                gx.ValidationDefinition(name=suite.name, data=batch, suite=gx_suite)))
+        self.checkpoint = context.checkpoints.add(gx.Checkpoint(
+            name="invariants", validation_definitions=self.definitions, result_format="COMPLETE"))
+        self.build_seconds = round(time.perf_counter() - started, 3)
+
+    def validate(self, run_df) -> tuple[dict[str, dict], dict[str, str], Any]:
+        """Run every suite on the batch ``run_df`` (views must be registered).
+
+        Returns (suite -> rule -> run -> {count, examples}, suite -> error, checkpoint result)."""
+        result = self.checkpoint.run(batch_parameters={"dataframe": run_df})
+        rules: dict[str, dict] = {}
+        errors: dict[str, str] = {}
+        for vr in result.run_results.values():
+            suite = vr.suite_name
+            rules[suite] = {}
+            for r in vr.results:
+                kwargs = r.expectation_config.kwargs
+                info = r.exception_info or {}
+                raised = info.get("raised_exception") if isinstance(info, dict) else False
+                if raised:
+                    errors[suite] = (info.get("exception_message") or "exception")[:2000]
+                    continue
+                by_run = ((r.result or {}).get("details") or {}).get("by_run") or {}
+                if by_run:
+                    rules[suite][kwargs["rule"]] = by_run
+        return rules, errors, result
+
+    def build_docs(self, result, target: Path) -> Path:
+        """Data Docs of this validation only, into ``target`` (index.html at its root)."""
+        sites = self.context.get_config().data_docs_sites or {}
+        if self.SITE in sites:
+            self.context.delete_data_docs_site(self.SITE)
+        self.context.add_data_docs_site(self.SITE, {
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(target)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        })
+        ids = [vr_id for vr_id in result.run_results]
+        store = self.context.validation_results_store
+        for key in store.list_keys():  # the site shows this validation, not earlier ones of the process
+            if key not in ids:
+                store.remove_key(key)
+        self.context.build_data_docs(site_names=[self.SITE])
+        return target / "index.html"
+
+
+def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None = None, total_rows: int = 0):
+    """All suites through GX; per run the list of checks. Returns (run -> checks, timings, result)."""
+    timings = {}
+    started = time.perf_counter()
+    validator = GXValidator.get()
+    timings["gx_setup"] = round(time.perf_counter() - started, 3)
+    tables = prepare_tables(tables, total_rows)
+    register_views(tables)
+    started = time.perf_counter()
+    try:
+        with tuned_session(spark, total_rows):
+            rules, errors, result = validator.validate(tables["run"])
+    except Exception as exc:  # the whole validation failed: every check unknown
+        rules, errors, result = {}, {s.name: f"{type(exc).__name__}: {exc}" for s in validator.suites}, None
+    timings["gx_validate"] = round(time.perf_counter() - started, 3)
+    if docs_dir is not None and result is not None:
+        started = time.perf_counter()
+        validator.build_docs(result, docs_dir)
+        timings["gx_datadocs"] = round(time.perf_counter() - started, 3)
+    out = {run_id: [_check(s, run_id, rules.get(s.name), errors.get(s.name)) for s in validator.suites]
+           for run_id in run_ids}
+    return out, timings, result
+
+
+def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, suites: list[Suite] | None = None,
+                     total_rows: int = 0) -> dict:
+    """The same rule SQL as plain Spark SQL, no GX: run -> checks (for the cost benchmark).
+
+    ``{batch}`` is the ``rc_run`` view; the same session tuning as the GX path."""
+    custom = load_custom()
+    suites = suites or load_suites()
+    tables = prepare_tables(tables, total_rows)
+    register_views(tables)
+    if run_ids is None:
+        run_ids = [r["run_id"] for r in tables["run"].select("run_id").collect()]
+    out: dict[str, list] = {run_id: [] for run_id in run_ids}
+    with tuned_session(spark, total_rows):
+        for suite in suites:
+            error = None
+            try:
+                found = custom.collect_violations(spark, suite.combined_sql(), batch_view="rc_run")
+            except Exception as exc:
+                found, error = {}, f"{type(exc).__name__}: {exc}"
+            for run_id in run_ids:
+                out[run_id].append(_check(suite, run_id, found, error))
+    return out
+
+
+# -- stats --------------------------------------------------------------------------------------
+
+
+def run_stats(frames: dict) -> dict:
+    """Numbers for summary.json and the report, from the tables (pandas)."""
+    cp = frames["checkpoints"]
+    completed = cp[cp["completed"] == True]  # noqa: E712  (object column)
+    commits = frames["commits"]
+    tx = frames["transactions"]
+    sv = frames["state_values"]
+
+    def _max(series) -> int:
+        s = series.dropna()
+        return int(s.max()) if len(s) else 0
+
+    streak = best = 0
+    for status in completed.sort_values("checkpoint_id")["status"]:
+        streak = streak + 1 if status == "REGIONAL" else 0
+        best = max(best, streak)
+    records_in = 0
+    if len(tx):
+        records_in = int(tx.groupby("split")["end"].max().sum())
+    counter_readable = sv[(sv["operator"] == "counter") & (sv["found"] == True)]  # noqa: E712
+    ev = frames["events"]
+    kinds = ev["kind"].value_counts().to_dict() if len(ev) else {}
+    restores = ev[ev["kind"] == "global_restore"] if len(ev) else ev
+    history_counts = {  # the emulation's numbers as its history tells them (summary.json of the validate job)
+        "triggered": int(kinds.get("checkpoint_triggered", 0)),
+        "global": int((cp["status"] == "GLOBAL").sum()), "regional": int((cp["status"] == "REGIONAL").sum()),
+        "aborted": int((cp["status"] == "ABORTED").sum()),
+        "region_failovers": int(kinds.get("region_failover", 0)),
+        "jm_failovers": int(kinds.get("jobmanager_failover", 0)),
+        "rescales": int((restores["cause"] == "rescale").sum()) if len(restores) else 0,
+        "global_restores": int(len(restores)),
+        "finished": bool(kinds.get("job_finished", 0)),
+    }
+    return {
+        "history_counts": history_counts,
+        "max_ref_chain_depth": _max(completed["ref_depth"]),
+        "max_staleness": _max(completed["staleness"]),
+        "max_consecutive_regional": best,
+        "checkpoints_completed": int(len(completed)),
+        "checkpoints_voided": int((cp["status"] == "VOIDED").sum()),
+        "records_in_validated": records_in,
+        "records_committed_validated": int((commits["end"] - commits["start"]).sum()) if len(commits) else 0,
+        "commits": int(len(commits)),
+        "checkpoints_with_readable_state": int(counter_readable["checkpoint_id"].nunique()),
+        "table_rows": {name: int(len(f)) for name, f in frames.items()},
+    }
+
+
+# -- one run --------------------------------------------------------------------------------------
+
+
+def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None = None, upload: bool = True,
+                 docs: bool = True) -> dict:
+    """Load a run's tables, run every suite with GX, write the results and Data Docs under the run."""
+    walls: dict[str, float] = {}
+    started = time.perf_counter()
+    art = tables_mod.read_run(store, run_id)
+    if not art.scenario_doc and scenario is not None:
+        art.scenario_doc = {"run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant}
+    walls["read"] = round(time.perf_counter() - started, 3)
+    started = time.perf_counter()
+    frames = tables_mod.build_frames(art)
+    tables_mod.remember_frames(store, frames)
+    tables = {name: tables_mod.to_spark(spark, name, frame) for name, frame in frames.items()}
+    walls["tables"] = round(time.perf_counter() - started, 3)
+    docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-datadocs-")) if docs else None
+    try:
+        per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=table_rows(frames))
+        walls.update(timings)
+        checks = per_run[run_id]
+        stats = run_stats(frames)
+        stats["validation_s3_requests"] = art.requests
+        out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
+        if upload:
+            started = time.perf_counter()
+            _upload(store, out, result, docs_dir)
+            walls["upload"] = round(time.perf_counter() - started, 3)
+    finally:
+        if docs_dir is not None:
+            shutil.rmtree(docs_dir, ignore_errors=True)
+    return out
+
+
+def load_many(spark, stores: list) -> tuple[dict, dict, dict]:
+    """Tables of several runs at once (one DataFrame per table, every row with its run_id).
+
+    Returns (tables, frames, artifacts by run id)."""
+    import pandas as pd
+
+    arts = {store.run_prefix.rstrip("/").rsplit("/", 1)[-1]: None for store in stores}
+    frames_by_table: dict[str, list] = {name: [] for name in tables_mod.TABLES}
+    for store in stores:
+        run_id = store.run_prefix.rstrip("/").rsplit("/", 1)[-1]
+        art = tables_mod.read_run(store, run_id)
+        arts[run_id] = art
+        for name, frame in tables_mod.build_frames(art).items():
+            frames_by_table[name].append(frame)
+    frames = {name: pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+              for name, parts in frames_by_table.items()}
+    tables = {name: tables_mod.to_spark(spark, name, frame) for name, frame in frames.items()}
+    return tables, frames, arts
+
+
+def validate_runs(spark, stores: list, *, plain_sql: bool = False) -> dict[str, dict]:
+    """Judge many runs with one pass of the suites (GX, or plain Spark SQL): run id ->
+    {"checks", "verdict"}. Nothing is written (swarm, tests, benchmarks)."""
+    tables, frames, arts = load_many(spark, stores)
+    run_ids = list(arts)
+    if plain_sql:
+        per_run = plain_sql_checks(spark, tables, run_ids, total_rows=table_rows(frames))
+    else:
+        per_run, _, _ = gx_checks(spark, tables, run_ids, total_rows=table_rows(frames))
+    return {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
+
+
+def _upload(store, out: dict, result, docs_dir: Path | None) -> None:
+    items = [("validation/results.json", json.dumps(out, indent=1, sort_keys=True, default=str).encode())]
+    if result is not None:
+        for vr in result.run_results.values():
+            items.append((f"validation/{vr.suite_name}.json",
+                          json.dumps(vr.to_json_dict(), indent=1, sort_keys=True, default=str).encode()))
+    if docs_dir is not None and docs_dir.exists():
+        for path in sorted(docs_dir.rglob("*")):
+            if path.is_file():
+                items.append((f"datadocs/{path.relative_to(docs_dir).as_posix()}", path.read_bytes()))
+    store.put_many(items)

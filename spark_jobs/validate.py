@@ -1,0 +1,89 @@
+"""spark-submit entry point: judge one emulated run and write its report.
+
+    spark-submit spark_jobs/validate.py --run-id smoke-1 --s3-endpoint http://127.0.0.1:9000
+
+In:  a run id whose artifacts (docs/ARTIFACTS.md) are under ``s3://BUCKET/runs/RUN_ID/``, the
+     S3 endpoint and bucket (credentials: the standard AWS chain).
+Out: under the run prefix: ``validation/results.json`` and one GX result per suite,
+     ``datadocs/`` (GX Data Docs, ``datadocs/index.html``), ``report/index.html`` and
+     ``summary.json`` (the DESIGN.md contract); one JSON line on stdout (run id, verdict,
+     failed and unknown checks, report location).
+Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
+error (as ``regionchaos run``).
+
+Thin on purpose: everything happens in `regionchaos.validate.validate_run` and
+`regionchaos.report.build_report`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="validate.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--run-id", required=True, help="the run to judge (runs/RUN_ID/ in the bucket)")
+    p.add_argument("--s3-endpoint", default=os.environ.get("REGIONCHAOS_S3_ENDPOINT"),
+                   help="S3 endpoint URL [env REGIONCHAOS_S3_ENDPOINT]; default: boto3's (AWS_ENDPOINT_URL or AWS)")
+    p.add_argument("--bucket", default=os.environ.get("REGIONCHAOS_BUCKET", "regionchaos"),
+                   help="bucket holding runs/RUN_ID/ [env REGIONCHAOS_BUCKET]")
+    p.add_argument("--no-docs", action="store_true", help="skip the GX Data Docs")
+    return p.parse_args(argv)
+
+
+def summary_of(store, run_id: str, validation: dict) -> dict:
+    """The summary.json of a run judged by this job (the emulation's own numbers come from its history)."""
+    raw = store.get_or_none("scenario.json")
+    doc = json.loads(raw) if raw else {}
+    scenario = doc.get("scenario") or {}
+    base = store.uri()
+    stats = dict(validation.get("stats", {}).get("history_counts", {}))
+    stats.update(validation.get("stats", {}))
+    return {
+        "run_id": run_id, "scenario": scenario.get("name"), "seed": doc.get("seed"), "mutant": doc.get("mutant"),
+        "verdict": validation["verdict"], "expect": scenario.get("expect") or {}, "checks": validation["checks"],
+        "stats": {**stats, "wall_seconds": {"validate": validation.get("wall_seconds")}},
+        "drawn": doc.get("drawn"), "report": f"{base}report/index.html", "datadocs": f"{base}datadocs/index.html",
+        "replay": doc.get("replay"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from regionchaos.report import build_report
+    from regionchaos.spark import get_spark
+    from regionchaos.storage import ObjectStore, StorageConfig, StorageError
+    from regionchaos.validate import validate_run
+
+    try:
+        store = ObjectStore.for_run(StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket), args.run_id)
+        store.check_ready()
+        if store.get_or_none("scenario.json") is None and not store.list_keys("history/"):
+            print(f"nothing to validate: no run at {store.uri()}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        spark = get_spark(f"regionchaos-validate-{args.run_id}")
+        validation = validate_run(spark, store, args.run_id, docs=not args.no_docs)
+        summary = summary_of(store, args.run_id, validation)
+        store.put("report/index.html", build_report(summary, store=store).encode())
+        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+    except ValueError as exc:  # a malformed run id
+        print(f"bad input: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except StorageError as exc:
+        print(f"storage error: {exc}", file=sys.stderr)
+        return EXIT_UNKNOWN
+    print(json.dumps({"run_id": args.run_id, "verdict": summary["verdict"],
+                      "failed": [c["name"] for c in summary["checks"] if c.get("success") is False],
+                      "unknown": [c["name"] for c in summary["checks"] if c.get("success") is None],
+                      "report": summary["report"]}, sort_keys=True))
+    return {"valid": EXIT_VALID, "invalid": EXIT_INVALID}.get(summary["verdict"], EXIT_UNKNOWN)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

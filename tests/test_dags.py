@@ -1,0 +1,308 @@
+"""DAG tests: every DAG file imports cleanly and thin, and each DAG has the task graph,
+mapping and params it promises; the spark-submit switch changes the graph.
+
+In:  dags/ and plugins/ of this repo, parsed with Airflow's DagBag (no metadata DB needed).
+Out: pass/fail; nothing runs a task (the end-to-end run is tests/test_airflow_e2e.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Airflow reads its home at import: a scratch home (one per test session), SQLite, this repo.
+_HOME = os.environ.setdefault("REGIONCHAOS_TEST_AIRFLOW_HOME", tempfile.mkdtemp(prefix="regionchaos-airflow-"))
+os.environ.update({
+    "AIRFLOW_HOME": _HOME,
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
+    "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+    "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+})
+if str(ROOT / "plugins") not in sys.path:
+    sys.path.insert(0, str(ROOT / "plugins"))
+
+from airflow.dag_processing.dagbag import DagBag  # noqa: E402
+from airflow.sdk import Param  # noqa: E402
+from airflow.sdk.definitions.mappedoperator import MappedOperator  # noqa: E402
+from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
+
+from regionchaos.scenario import MUTANTS, ScenarioError, catalogue  # noqa: E402
+from regionchaos_airflow import params as form  # noqa: E402
+from regionchaos_airflow.runs import judge_nightly, judge_swarm, run_key  # noqa: E402
+
+SPARK_VAR = "AIRFLOW_VAR_REGIONCHAOS_SPARK_CONN_ID"
+DAG_IDS = {"regionchaos_manual", "regionchaos_nightly", "regionchaos_swarm"}
+
+
+def _dagbag(spark_conn_id: str | None) -> DagBag:
+    saved = os.environ.pop(SPARK_VAR, None)
+    if spark_conn_id:
+        os.environ[SPARK_VAR] = spark_conn_id
+    try:
+        return DagBag(dag_folder=str(ROOT / "dags"))
+    finally:
+        os.environ.pop(SPARK_VAR, None)
+        if saved is not None:
+            os.environ[SPARK_VAR] = saved
+
+
+@pytest.fixture(scope="module")
+def dagbag() -> DagBag:
+    return _dagbag(None)
+
+
+@pytest.fixture(scope="module")
+def cluster_dagbag() -> DagBag:
+    return _dagbag("spark_cluster")
+
+
+def edges(dag) -> set[tuple[str, str]]:
+    return {(up, t.task_id) for t in dag.tasks for up in t.upstream_task_ids}
+
+
+# -- every DAG -------------------------------------------------------------------------
+
+def test_dagbag_loads_every_dag_without_import_errors(dagbag):
+    assert dagbag.import_errors == {}
+    assert set(dagbag.dag_ids) == DAG_IDS
+    assert sorted(p.name for p in (ROOT / "dags").glob("*.py")) == sorted(f"{d}.py" for d in DAG_IDS)
+
+
+@pytest.mark.parametrize("dag_id", sorted(DAG_IDS))
+def test_dag_conventions(dagbag, dag_id):
+    dag = dagbag.dags[dag_id]
+    assert "regionchaos" in dag.tags
+    assert dag.doc_md and dag.doc_md.lstrip().startswith("###")  # from the docstring
+    assert dag.default_args["retries"] >= 1
+    assert dag.catchup is False
+    for name in dag.params:
+        schema = dag.params.get_param(name).schema
+        assert schema.get("title"), f"{dag_id}.{name} has no title"
+        assert dag.params.get_param(name).description, f"{dag_id}.{name} has no description"
+    dag.params.validate()  # the defaults are valid
+    # a dict return annotation makes @task push every key as its own XCom unless told not to
+    assert [t.task_id for t in dag.tasks if getattr(t, "multiple_outputs", False)] == []
+
+
+def test_dag_files_import_nothing_heavy_at_parse_time():
+    code = (
+        "import sys\n"
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        f"bag = DagBag(dag_folder={str(ROOT / 'dags')!r})\n"
+        "assert not bag.import_errors, bag.import_errors\n"
+        "heavy = ('pyspark', 'great_expectations', 'boto3', 'botocore', 'moto', 'regionchaos.runner')\n"
+        "print('HEAVY', sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "HEAVY []" in out.stdout, out.stdout
+
+
+# -- manual ------------------------------------------------------------------------------
+
+def test_manual_graph(dagbag):
+    dag = dagbag.dags["regionchaos_manual"]
+    assert dag.schedule is None and type(dag.timetable).__name__ == "NullTimetable"
+    assert {t.task_id for t in dag.tasks} == {"resolve_scenario", "chaos_run", "publish_report"}
+    assert edges(dag) == {("resolve_scenario", "chaos_run"), ("chaos_run", "publish_report")}
+
+
+def test_manual_form_schema(dagbag):
+    params = dagbag.dags["regionchaos_manual"].params
+    schema = {name: params.get_param(name).schema for name in params}
+    assert set(schema) == set(form.PARAM_NAMES)
+    assert schema["scenario"]["enum"] == sorted(catalogue())
+    assert schema["mutant"]["enum"] == ["none", *MUTANTS]
+    assert params["mutant"] == "none"
+    assert schema["seed"]["minimum"] == 0
+    assert schema["parallelism"]["minimum"] == 1
+    assert schema["max_consecutive_failures"]["minimum"] == 0
+    for name in (*form.FAULT_FIELDS, "max_failure_ratio"):
+        assert (schema[name]["minimum"], schema[name]["maximum"]) == (0.0, 1.0), name
+    assert {schema[n]["section"] for n in schema} >= {"Scenario", "Faults", "Rescale", "Mutant"}
+
+
+GOOD_CONF = {"scenario": "rescale-4-2-1", "seed": 7, "parallelism": 6, "decline": 0.2,
+             "max_failure_ratio": 0.25, "max_consecutive_failures": 2, "rescale": "3:2,7:1",
+             "mutant": "no-forced-global"}
+
+
+@pytest.mark.parametrize(
+    "key, bad",
+    [("scenario", "nope"), ("seed", -1), ("seed", "7"), ("parallelism", 0), ("parallelism", 9000),
+     ("decline", 1.5), ("timeout", -0.1), ("max_failure_ratio", 2), ("max_consecutive_failures", -1),
+     ("rescale", "3-2"), ("rescale", "3:2,"), ("mutant", "bogus"), ("partitioning", "shuffle")],
+)
+def test_manual_form_rejects_bad_values(dagbag, key, bad):
+    params = copy.deepcopy(dagbag.dags["regionchaos_manual"].params)
+    with pytest.raises(ParamValidationError, match=key):
+        params.update({**GOOD_CONF, key: bad})
+        params.validate()
+
+
+def test_manual_form_accepts_a_full_conf(dagbag):
+    params = copy.deepcopy(dagbag.dags["regionchaos_manual"].params)
+    params.update(GOOD_CONF)
+    assert params.validate()["seed"] == 7
+
+
+def test_scenario_from_params_maps_the_form_onto_the_scenario():
+    scenario = form.scenario_from_params(GOOD_CONF)
+    assert (scenario.name, scenario.seed, scenario.topology.parallelism) == ("rescale-4-2-1", 7, 6)
+    assert scenario.faults.decline == 0.2
+    assert scenario.flink.max_failure_ratio == 0.25
+    assert scenario.flink.max_consecutive_failures == 2
+    assert [(e.after_checkpoint, e.parallelism) for e in scenario.rescale] == [(3, 2), (7, 1)]
+    assert form.mutant_from_params(GOOD_CONF) == "no-forced-global"
+    # empty fields keep the scenario's own values; "none" clears the rescale plan
+    plain = form.scenario_from_params({"scenario": "rescale-4-2-1", "seed": None, "rescale": "none"})
+    assert plain.seed == 1 and plain.rescale == () and plain.faults.decline == 0.1
+    assert form.mutant_from_params({"mutant": "none"}) is None
+
+
+@pytest.mark.parametrize(
+    "conf, field",
+    [({"scenario": "smoke", "rescale": "30:2"}, "rescale"),  # beyond smoke's 12 checkpoints
+     ({"scenario": "smoke", "sed": 3}, "sed"),
+     ({"scenario": "nope"}, "scenario")],
+)
+def test_scenario_from_params_names_the_bad_field(conf, field):
+    with pytest.raises(ScenarioError) as err:
+        form.scenario_from_params(conf)
+    assert any(f.startswith(field) for f, _ in err.value.errors), err.value.errors
+
+
+# -- nightly -----------------------------------------------------------------------------
+
+def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
+    dag = dagbag.dags["regionchaos_nightly"]
+    assert dag.schedule == "@daily"
+    assert {t.task_id for t in dag.tasks} == {
+        "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "summarize"}
+    assert edges(dag) >= {("plan_runs", "run_scenario.chaos_run"),
+                          ("run_scenario.chaos_run", "run_scenario.publish_report"),
+                          ("run_scenario.publish_report", "summarize"), ("plan_runs", "summarize")}
+    group = dag.task_group_dict["run_scenario"]
+    assert type(group).__name__ == "MappedTaskGroup"
+    for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
+        assert dag.get_task(task_id).get_closest_mapped_task_group() is group
+    assert dag.get_task("summarize").trigger_rule == "all_done"
+    assert dag.params["scenarios"] == sorted(catalogue())
+
+
+def test_nightly_judgement_fails_on_unexpected_verdicts():
+    plan = [
+        {"scenario_name": "smoke", "run_id": "a", "expect": "valid"},
+        {"scenario_name": "forced-global-tier2", "run_id": "b", "expect": "invalid", "invariant": "flip_bounds"},
+        {"scenario_name": "jm-failover", "run_id": "c", "expect": "valid"},
+    ]
+    good = [{"run_id": "a", "verdict": "valid", "failed": []},
+            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"]},
+            {"run_id": "c", "verdict": "valid", "failed": []}]
+    assert judge_nightly(plan, good) == []
+    regression = [good[0], good[1], {"run_id": "c", "verdict": "invalid", "failed": ["exactly_once"]}]
+    assert [p.split(":")[0] for p in judge_nightly(plan, regression)] == ["jm-failover"]
+    finding_gone = [good[0], {"run_id": "b", "verdict": "valid", "failed": []}, good[2]]
+    assert [p.split(":")[0] for p in judge_nightly(plan, finding_gone)] == ["forced-global-tier2"]
+    wrong_reason = [good[0], {"run_id": "b", "verdict": "invalid", "failed": ["exactly_once"]}, good[2]]
+    assert "not its stated invariant" in judge_nightly(plan, wrong_reason)[0]
+    assert "no result" in judge_nightly(plan, good[:2])[0]
+
+
+# -- swarm -------------------------------------------------------------------------------
+
+def test_swarm_graph_maps_over_seed_batches(dagbag):
+    dag = dagbag.dags["regionchaos_swarm"]
+    assert {t.task_id for t in dag.tasks} == {"plan_batches", "run_batch", "summarize"}
+    assert edges(dag) == {("plan_batches", "run_batch"), ("run_batch", "summarize"),
+                          ("plan_batches", "summarize")}
+    run_batch = dag.get_task("run_batch")
+    assert isinstance(run_batch, MappedOperator)
+    assert dag.get_task("summarize").trigger_rule == "all_done"
+    assert dag.params["scenario"] == "smoke"
+
+
+def test_swarm_judgement():
+    rows = [{"seed": 1, "verdict": "valid", "failed": []}, {"seed": 2, "verdict": "invalid", "failed": ["x"]}]
+    assert judge_swarm(rows[:1], mutant=None, seeds=1) == []
+    assert "seed 2: invalid" in judge_swarm(rows, mutant=None, seeds=2)[0]
+    assert judge_swarm(rows, mutant="no-forced-global", seeds=2) == []
+    assert "survived" in judge_swarm(rows[:1], mutant="no-forced-global", seeds=1)[0]
+    assert "no result" in judge_swarm(rows[:1], mutant=None, seeds=2)[0]
+
+
+# -- the spark-submit switch -------------------------------------------------------------
+
+def test_without_the_variable_nothing_is_spark_submitted(dagbag):
+    for dag in dagbag.dags.values():
+        assert not [t for t in dag.tasks if type(t).__name__ == "SparkSubmitOperator"]
+
+
+def test_the_variable_switches_emulate_to_spark_submit(cluster_dagbag):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    assert cluster_dagbag.import_errors == {}
+    nightly = cluster_dagbag.dags["regionchaos_nightly"]
+    emulate = nightly.get_task("run_scenario.emulate")
+    assert isinstance(emulate, SparkSubmitOperator)
+    assert emulate._conn_id == "spark_cluster"
+    assert emulate.application == str(ROOT / "spark_jobs" / "emulate.py")
+    assert emulate.get_closest_mapped_task_group() is nightly.task_group_dict["run_scenario"]
+    assert "run_scenario.chaos_run" not in nightly.task_ids
+    assert edges(nightly) >= {("run_scenario.spark_args", "run_scenario.emulate"),
+                              ("run_scenario.emulate", "run_scenario.validate"),
+                              ("run_scenario.validate", "run_scenario.publish_report"),
+                              ("run_scenario.publish_report", "summarize")}
+    for task_id in ("run_scenario.spark_args", "run_scenario.validate", "run_scenario.publish_report"):
+        assert nightly.get_task(task_id).get_closest_mapped_task_group() is nightly.task_group_dict["run_scenario"]
+    manual = cluster_dagbag.dags["regionchaos_manual"]
+    assert isinstance(manual.get_task("emulate"), SparkSubmitOperator)
+    assert "chaos_run" not in manual.task_ids
+
+
+# -- run ids -----------------------------------------------------------------------------
+
+def test_run_ids_are_keyed_by_the_airflow_run_and_storage_safe():
+    a = run_key("nightly", "scheduled__2025-01-02T00:00:00+00:00", "rescale-4-2-1")
+    assert a == run_key("nightly", "scheduled__2025-01-02T00:00:00+00:00", "rescale-4-2-1")
+    assert a != run_key("nightly", "scheduled__2025-01-03T00:00:00+00:00", "rescale-4-2-1")
+    assert a == "nightly-scheduled-2025-01-02T00-00-00-00-00-rescale-4-2-1"
+    assert ".." not in run_key("a/../b", "..") and "/" not in run_key("a/../b")
+    with pytest.raises(ValueError):
+        run_key("///")
+
+
+def test_param_objects_are_airflow_params():
+    assert all(isinstance(p, Param) for p in form.manual_params().values())
+
+
+def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
+    """The cluster path hands spark_jobs/emulate.py arguments its own parser accepts."""
+    import importlib.util
+
+    from regionchaos.scenario import load, parse_value
+    from regionchaos_airflow.operators import EMULATE_APPLICATION, spark_args
+
+    spec = importlib.util.spec_from_file_location("emulate_job", EMULATE_APPLICATION)
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", "http://minio:9000")
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", "chaos")
+    scenario = form.scenario_from_params(GOOD_CONF)
+    entry = {"run_id": "r-1", "scenario_name": scenario.name, "scenario": scenario.to_dict(),
+             "overrides": form.overrides_from_params(GOOD_CONF), "mutant": "no-forced-global"}
+    args = job.parse_args(spark_args.function(entry))
+    assert (args.scenario, args.seed, args.run_id, args.mutant) == ("rescale-4-2-1", 7, "r-1", "no-forced-global")
+    assert (args.s3_endpoint, args.bucket) == ("http://minio:9000", "chaos")
+    overrides = {k: parse_value(v) for k, _, v in (pair.partition("=") for pair in args.overrides)}
+    assert overrides == entry["overrides"]
+    assert load(args.scenario, overrides, seed=args.seed) == scenario  # the job emulates the same run

@@ -1,0 +1,281 @@
+"""Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal.
+
+In:  the plugin's FastAPI app (plugins/regionchaos_airflow/app.py) under Starlette's
+     TestClient, Airflow's SimpleAuthManager with JWTs it signs itself, and objects put
+     into the session's embedded S3 (fixture `s3_server`) under a prefix of this module.
+Out: pass/fail. The same app mounted in a real api-server is driven by
+     tests/test_airflow_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Airflow reads its home at import: a scratch home (one per test session), SQLite, this repo.
+_HOME = os.environ.setdefault("REGIONCHAOS_TEST_AIRFLOW_HOME", tempfile.mkdtemp(prefix="regionchaos-airflow-"))
+os.environ.update({
+    "AIRFLOW_HOME": _HOME,
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
+    "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+    "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+})
+if str(ROOT / "plugins") not in sys.path:
+    sys.path.insert(0, str(ROOT / "plugins"))
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from regionchaos_airflow import app as plugin  # noqa: E402
+
+PREFIX = f"plugin-test-{uuid.uuid4().hex[:8]}"
+SECRET = b"top secret: outside the runs prefix"
+
+
+def summary(run_id: str, scenario: str, seed: int, verdict: str, failed: tuple[str, ...] = ()) -> dict:
+    checks = [{"name": name, "success": False, "unexpected_count": 3, "examples": []} for name in failed]
+    checks.append({"name": "exactly_once", "success": True, "unexpected_count": 0, "examples": []})
+    return {"run_id": run_id, "scenario": scenario, "seed": seed, "mutant": None, "verdict": verdict,
+            "checks": checks, "stats": {}, "report": f"s3://regionchaos/{PREFIX}/{run_id}/report/index.html",
+            "replay": f"regionchaos run --scenario {scenario} --seed {seed}"}
+
+
+@pytest.fixture(scope="module")
+def storage(s3_server):
+    """Two finished runs and one without a summary under PREFIX; a secret outside it."""
+    config = s3_server.config.model_copy(update={"prefix": PREFIX})
+    client = config.client()
+    put = lambda key, body: client.put_object(Bucket=config.bucket, Key=key, Body=body)  # noqa: E731
+    for run_id, scenario, seed, verdict, failed in [
+        ("smoke-s7-manual-1", "smoke", 7, "valid", ()),
+        ("rescale-s3-manual-2", "rescale-4-2-1", 3, "invalid", ("no_loss", "flip_bounds")),
+    ]:
+        put(f"{PREFIX}/{run_id}/summary.json", json.dumps(summary(run_id, scenario, seed, verdict, failed)))
+        put(f"{PREFIX}/{run_id}/report/index.html", f"<h1>report of {run_id}</h1>")
+        put(f"{PREFIX}/{run_id}/datadocs/index.html", f"<h1>data docs of {run_id}</h1>")
+        put(f"{PREFIX}/{run_id}/checkpoints/chk-1/_metadata", "{}")
+    put(f"{PREFIX}/still-running/scenario.json", "{}")
+    put("secret.txt", SECRET)
+    put(f"{PREFIX}-other/secret.txt", SECRET)
+    put(f"{PREFIX}/smoke-s7-manual-1/../secret.txt", SECRET)  # a literal '..' key, must not be served
+    client.close()
+    return config
+
+
+@pytest.fixture
+def configured(storage, monkeypatch):
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", storage.endpoint_url)
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", storage.bucket)
+    monkeypatch.setenv("REGIONCHAOS_PREFIX", PREFIX)
+    plugin._storage_cache.clear()
+    yield storage
+    plugin._storage_cache.clear()
+
+
+@pytest.fixture(scope="module")
+def metadata_db():
+    """Airflow's tables in the scratch SQLite home: token checks consult revoked_token."""
+    from airflow.utils.db import initdb
+
+    initdb()
+
+
+@pytest.fixture
+def auth(metadata_db, monkeypatch, tmp_path):
+    """Airflow auth on: SimpleAuthManager with an admin and a viewer; returns token(role)."""
+    from airflow.api_fastapi import app as airflow_app
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER",
+                       "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "admin:admin,viewer:viewer")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(tmp_path / "passwords.json"))
+    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "regionchaos-test-" + "0123456789abcdef" * 4)
+    airflow_app.purge_cached_app()
+    manager = airflow_app.init_auth_manager()
+    yield lambda role: manager.generate_jwt(SimpleAuthManagerUser(username=role, role=role))
+    airflow_app.purge_cached_app()
+
+
+@pytest.fixture
+def client():
+    with TestClient(plugin.app) as test_client:
+        yield test_client
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+# -- authentication ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/api/runs", "/runs/smoke-s7-manual-1/report/index.html"])
+def test_unauthenticated_requests_are_refused(configured, auth, client, path):
+    assert client.get(path).status_code == 401
+    assert client.get(path, headers=bearer("not-a-jwt")).status_code in (401, 403)
+    forged = auth("admin")[:-4] + "AAAA"
+    assert client.get(path, headers=bearer(forged)).status_code in (401, 403)
+    assert client.get(path, headers=bearer(auth("viewer"))).status_code == 200
+
+
+def test_the_ui_cookie_authenticates_like_the_api_server_does(configured, auth, client):
+    client.cookies.set("_token", auth("viewer"))
+    assert client.get("/api/runs").status_code == 200
+
+
+# -- listing -----------------------------------------------------------------------------
+
+def test_runs_are_listed_from_storage(configured, auth, client):
+    response = client.get("/api/runs", headers=bearer(auth("admin")))
+    assert response.status_code == 200
+    rows = {row["run_id"]: row for row in response.json()["runs"]}
+    assert set(rows) == {"smoke-s7-manual-1", "rescale-s3-manual-2", "still-running"}
+    invalid = rows["rescale-s3-manual-2"]
+    assert (invalid["scenario"], invalid["seed"], invalid["verdict"]) == ("rescale-4-2-1", 3, "invalid")
+    assert invalid["failed"] == ["no_loss", "flip_bounds"]
+    assert rows["smoke-s7-manual-1"]["verdict"] == "valid" and rows["smoke-s7-manual-1"]["failed"] == []
+    assert rows["still-running"]["verdict"] == "running"
+    assert client.get("/api/runs?q=smoke", headers=bearer(auth("admin"))).json()["runs"][0]["run_id"] == (
+        "smoke-s7-manual-1")
+
+
+def test_the_html_view_links_report_and_data_docs(configured, auth, client):
+    page = client.get("/", headers=bearer(auth("admin")))
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    text = page.text
+    assert '<tr data-run-id="rescale-s3-manual-2">' in text
+    row = text.split('<tr data-run-id="rescale-s3-manual-2">')[1].split("</tr>")[0]
+    assert ">invalid<" in row and "no_loss, flip_bounds" in row and "rescale-4-2-1" in row
+    assert 'href="/runs/rescale-s3-manual-2/report/index.html"' in row
+    assert 'href="/runs/rescale-s3-manual-2/datadocs/index.html"' in row
+
+
+def test_reports_and_data_docs_are_served_from_storage(configured, auth, client):
+    headers = bearer(auth("admin"))
+    report = client.get("/runs/smoke-s7-manual-1/report/index.html", headers=headers)
+    assert report.status_code == 200 and report.text == "<h1>report of smoke-s7-manual-1</h1>"
+    assert report.headers["content-type"].startswith("text/html")
+    docs = client.get("/runs/smoke-s7-manual-1/datadocs/index.html", headers=headers)
+    assert docs.text == "<h1>data docs of smoke-s7-manual-1</h1>"
+    assert client.get("/runs/smoke-s7-manual-1/summary.json", headers=headers).json()["seed"] == 7
+    assert client.get("/runs/smoke-s7-manual-1/report/missing.html", headers=headers).status_code == 404
+
+
+# -- traversal ---------------------------------------------------------------------------
+
+TRAVERSALS = [
+    "/runs/smoke-s7-manual-1/../secret.txt",
+    "/runs/smoke-s7-manual-1/report/../../secret.txt",
+    "/runs/smoke-s7-manual-1/%2e%2e/secret.txt",
+    "/runs/smoke-s7-manual-1/report/%2e%2e%2f%2e%2e%2fsecret.txt",
+    "/runs/smoke-s7-manual-1/report/..%2F..%2F..%2Fsecret.txt",
+    "/runs/smoke-s7-manual-1/report/%252e%252e%252fsecret.txt",
+    "/runs/smoke-s7-manual-1/report/..%5c..%5csecret.txt",
+    "/runs/smoke-s7-manual-1//secret.txt",
+    "/runs/smoke-s7-manual-1/%2Fsecret.txt",
+    "/runs/..%2F..%2Fsecret.txt/report/index.html",
+    "/runs/%2e%2e/secret.txt",
+    "/runs/..%2Fplugin-test-other/secret.txt",
+    "/runs/smoke-s7-manual-1/checkpoints/chk-1/_metadata",  # inside the run, but not served
+    "/runs/smoke-s7-manual-1/report/.hidden",
+]
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+def test_paths_outside_the_runs_prefix_are_never_served(configured, auth, client, path):
+    response = client.get(path, headers=bearer(auth("admin")))
+    assert response.status_code in (400, 404), (path, response.status_code)
+    assert SECRET not in response.content
+
+
+@pytest.mark.parametrize(
+    "run_id, key",
+    [("..", "secret.txt"), ("a", "../secret.txt"), ("a", "/etc/passwd"), ("a", "report/../../x"),
+     ("a", "report\\..\\x"), ("a", "report/%2e%2e/x"), ("/abs", "report/index.html"), ("a", "")],
+)
+def test_safe_key_refuses_traversal(run_id, key):
+    from fastapi import HTTPException
+
+    with pytest.raises(HTTPException) as err:
+        plugin.safe_key(run_id, key)
+    assert err.value.status_code == 404
+
+
+def test_safe_key_accepts_report_and_data_docs_keys():
+    assert plugin.safe_key("smoke-s1", "datadocs/static/styles/data_docs.css") == (
+        "datadocs/static/styles/data_docs.css")
+    assert plugin.safe_key("smoke-s1", "report/index.html") == "report/index.html"
+
+
+def test_without_shared_storage_the_view_says_how_to_configure_it(auth, client, monkeypatch):
+    for name in ("REGIONCHAOS_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    plugin._storage_cache.clear()
+    try:
+        response = client.get("/", headers=bearer(auth("admin")))
+        assert response.status_code == 503 and "REGIONCHAOS_S3_ENDPOINT" in response.text
+    finally:
+        plugin._storage_cache.clear()
+
+
+def test_the_plugin_registers_the_app_and_a_nav_entry():
+    import regionchaos_plugin
+
+    plugin_cls = regionchaos_plugin.RegionChaosPlugin
+    assert plugin_cls.fastapi_apps == [{"app": plugin.app, "url_prefix": "/regionchaos", "name": "regionchaos runs"}]
+    (view,) = plugin_cls.external_views
+    assert view["destination"] == "nav" and view["url_route"] == "regionchaos"
+    assert view["href"] == "regionchaos/"
+
+
+def test_an_unreachable_storage_is_reported_not_crashed_on(auth, client, monkeypatch):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", f"http://127.0.0.1:{port}")
+    plugin._storage_cache.clear()
+    try:
+        headers = bearer(auth("admin"))
+        for path in ("/api/runs", "/", "/runs/smoke-s1/report/index.html"):
+            response = client.get(path, headers=headers)
+            assert response.status_code == 503 and "run storage unavailable" in response.text, path
+    finally:
+        plugin._storage_cache.clear()
+
+
+# -- the storage hook the DAGs and the plugin share ------------------------------------------
+
+def test_the_storage_hook_prefers_the_connection_then_the_environment(monkeypatch):
+    from regionchaos_airflow.storage import RegionChaosStorageHook
+
+    for name in ("REGIONCHAOS_S3_ENDPOINT", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL",
+                 "REGIONCHAOS_BUCKET", "REGIONCHAOS_PREFIX", "AIRFLOW_CONN_REGIONCHAOS_S3"):
+        monkeypatch.delenv(name, raising=False)
+    assert RegionChaosStorageHook().storage_config() is None  # nothing set: the embedded S3
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://aws-endpoint:9000")
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", "envbucket")
+    config = RegionChaosStorageHook().storage_config()
+    assert (config.endpoint_url, config.bucket, config.prefix) == ("http://aws-endpoint:9000", "envbucket", "runs")
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", "http://minio:9000")
+    assert RegionChaosStorageHook().storage_config().endpoint_url == "http://minio:9000"
+
+    monkeypatch.setenv("AIRFLOW_CONN_REGIONCHAOS_S3", json.dumps({
+        "conn_type": "aws", "login": "conn-key", "password": "conn-secret",
+        "extra": {"endpoint_url": "http://conn-s3:9000", "bucket": "connbucket", "prefix": "chaos"}}))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "before")  # restored after the test, like the secret
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", os.environ.get("AWS_SECRET_ACCESS_KEY", "before"))
+    config = RegionChaosStorageHook().storage_config(export_credentials=False)
+    assert (config.endpoint_url, config.bucket, config.prefix) == ("http://conn-s3:9000", "connbucket", "chaos")
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "before"
+    RegionChaosStorageHook().storage_config()  # in a task: the connection's keys for boto3 and Spark
+    assert (os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]) == ("conn-key", "conn-secret")
