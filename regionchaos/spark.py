@@ -13,12 +13,17 @@ module stays cheap (Airflow DAG parsing, the CLI's ``--help``).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING
+
+# py4j logs 'Closing down clientserver connection' at interpreter exit, after
+# logging's streams are closed: keep it to warnings.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,9 +1,12 @@
-"""Swarm testing: many seeds, each drawing its own fault mix (``faults.swarm``).
+"""Many seeds at once: swarm testing and seed matrices.
 
-In:  a base scenario name, a number of seeds, an optional mutant, storage.
-Out: ``{"judged", "failing": [{seed, run_id, failed, replay}], "unknown",
-     "wall_seconds", "runs": [...]}``. One embedded S3 server and one Spark
-     session serve every seed; a failing seed's replay line reproduces it alone.
+In:  a base scenario name, seeds, overrides (swarm: ``faults.swarm=true``, so each
+     seed also draws which fault kinds are on and how likely), an optional mutant.
+Out: per seed the verdict and failed invariants, with replay lines for the
+     failing ones. Every seed is emulated into its own run prefix (control plane
+     in the driver, data plane in the driver's process: a Spark job per small run
+     costs more than the run), then all runs are judged by the GX suites in one
+     pass over tables that carry ``run_id``.
 """
 
 from __future__ import annotations
@@ -14,28 +17,50 @@ from . import runner
 from .scenario import load
 
 
-def swarm(scenario_name: str, seeds: int, *, first_seed: int = 1, mutant: str | None = None, storage=None,
-          console=None, spark=None) -> dict:
+def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mutant: str | None = None,
+                storage=None, spark=None, console=None, batch: int = 25) -> list[dict]:
+    from .storage import ObjectStore
+    from .validate import validate_runs
+
     say = console.print if console is not None else (lambda *a, **k: None)
-    started = time.perf_counter()
-    runs, failing, unknown = [], [], 0
+    seeds = list(seeds)
+    out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:
             from .spark import get_spark
 
             spark = get_spark()
-        for i, seed in enumerate(range(first_seed, first_seed + seeds)):
-            overrides = {"faults.swarm": True}
-            scenario = load(scenario_name, overrides=overrides, seed=seed)
-            replay = runner.replay_line(scenario_name, seed, overrides, mutant)
-            summary = runner.run(scenario, mutant=mutant, storage=config, spark=spark, replay=replay,
-                                 overrides=overrides)
-            failed = [c["name"] for c in summary["checks"] if c.get("success") is False]
-            runs.append({"seed": seed, "run_id": summary["run_id"], "verdict": summary["verdict"], "failed": failed})
-            if summary["verdict"] == "invalid":
-                failing.append({"seed": seed, "run_id": summary["run_id"], "failed": failed, "replay": replay})
-            elif summary["verdict"] != "valid":
-                unknown += 1
-            say(f"  [{i + 1}/{seeds}] seed {seed}: {summary['verdict']}" + (f" ({', '.join(failed)})" if failed else ""))
-    return {"scenario": scenario_name, "mutant": mutant, "judged": len(runs), "failing": failing, "unknown": unknown,
-            "wall_seconds": round(time.perf_counter() - started, 1), "runs": runs}
+        for start in range(0, len(seeds), batch):
+            chunk = seeds[start : start + batch]
+            stores, meta = [], {}
+            for seed in chunk:
+                scenario = load(scenario_name, overrides=overrides, seed=seed)
+                run_id = runner.default_run_id(scenario, mutant)
+                replay = runner.replay_line(scenario_name, seed, overrides, mutant)
+                store = ObjectStore.for_run(config, run_id)
+                runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+                result, _ = runner.emulate(scenario, store=store, mutant=mutant, spark=None)
+                stores.append(store)
+                meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict,
+                                "stats": result.stats}
+            results = validate_runs(spark, stores)
+            for run_id, res in results.items():
+                failed = [c["name"] for c in res["checks"] if c.get("success") is False]
+                unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
+                out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], "failed": failed,
+                            "unknown": unknown})
+            say(f"  judged {len(out)}/{len(seeds)} seeds of {scenario_name}")
+    return out
+
+
+def swarm(scenario_name: str, seeds: int, *, first_seed: int = 1, mutant: str | None = None, storage=None,
+          console=None, spark=None) -> dict:
+    started = time.perf_counter()
+    overrides = {"faults.swarm": True}
+    runs = judge_seeds(scenario_name, range(first_seed, first_seed + seeds), overrides=overrides, mutant=mutant,
+                       storage=storage, spark=spark, console=console)
+    failing = [{k: r[k] for k in ("seed", "run_id", "failed", "replay")} for r in runs if r["verdict"] == "invalid"]
+    return {"scenario": scenario_name, "mutant": mutant, "judged": len(runs), "failing": failing,
+            "unknown": sum(r["verdict"] not in ("valid", "invalid") for r in runs),
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "runs": [{k: r[k] for k in ("seed", "run_id", "verdict", "failed", "unknown")} for r in runs]}
