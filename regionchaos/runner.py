@@ -150,30 +150,57 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
                                       progress=_progress_printer(say, scenario))
         walls["emulate"] = round(time.perf_counter() - started, 3)
         say(f"[bold]validate[/bold] {len(result.events)} events")
-        from .validate import validate_run
+        summary = _judge(store, config, scenario, mutant, run_id, replay, spark, dict(result.stats), result.drawn,
+                         walls, _s3_stats(store, persistence), local_dir)
+    return summary
 
-        started = time.perf_counter()
-        try:
-            validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
-        except Exception as exc:  # a check that could not run is unknown, never valid
-            validation = {"checks": [], "verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
-        walls["validate"] = round(time.perf_counter() - started, 3)
-        summary = _summary(run_id, scenario, mutant, result, persistence, validation, walls, config, replay)
-        started = time.perf_counter()
-        try:
-            from .report import build_report
 
-            html = build_report(summary, store=store, spark=spark)
-            store.put("report/index.html", html.encode() if isinstance(html, str) else html)
-        except Exception as exc:
-            summary["report_error"] = f"{type(exc).__name__}: {exc}"
-        walls["report"] = round(time.perf_counter() - started, 3)
-        summary["stats"]["wall_seconds"] = walls
-        summary["stats"]["s3"] = _s3_stats(store, persistence)
-        body = json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
-        store.put("summary.json", body)
-        if local_dir is not None:
-            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+def finish(run_id: str, *, storage, overrides: dict[str, Any] | None = None, spark=None, console=None,
+           local_dir: str | Path | None = None) -> dict:
+    """Validate and report a run that was emulated elsewhere (``spark_jobs/emulate.py``
+    on a cluster): everything it needs is under the run's prefix."""
+    from .scenario import from_dict
+    from .storage.s3 import ObjectStore
+
+    with storage_for(storage) as config:
+        store = ObjectStore.for_run(config, run_id)
+        store.check_ready()
+        doc = json.loads(store.get("scenario.json"))
+        scenario = from_dict(doc["scenario"])
+        if spark is None:
+            from .spark import get_spark
+
+            spark = get_spark()
+        return _judge(store, config, scenario, doc.get("mutant"), run_id, doc.get("replay") or replay_line(
+            scenario.name, scenario.seed, overrides, doc.get("mutant")), spark, {}, doc.get("drawn", {}), {},
+            store.stats.as_dict(), local_dir)
+
+
+def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, s3_stats, local_dir) -> dict:
+    """validate -> summary -> report -> summary.json (and a local mirror)."""
+    from .validate import validate_run
+
+    started = time.perf_counter()
+    try:
+        validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
+    except Exception as exc:  # a check that could not run is unknown, never valid
+        validation = {"checks": [], "verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
+    walls["validate"] = round(time.perf_counter() - started, 3)
+    summary = _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
+    started = time.perf_counter()
+    try:
+        from .report import build_report
+
+        html = build_report(summary, store=store, spark=spark)
+        store.put("report/index.html", html.encode() if isinstance(html, str) else html)
+    except Exception as exc:
+        summary["report_error"] = f"{type(exc).__name__}: {exc}"
+    walls["report"] = round(time.perf_counter() - started, 3)
+    summary["stats"]["wall_seconds"] = walls
+    summary["stats"]["s3"] = s3_stats
+    store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+    if local_dir is not None:
+        summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
     return summary
 
 
@@ -210,10 +237,10 @@ def _s3_stats(store, persistence) -> dict:
     return stats
 
 
-def _summary(run_id, scenario, mutant, result: RunResult, persistence, validation, walls, config, replay) -> dict:
+def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay) -> dict:
     checks = validation.get("checks", [])
     verdict = validation.get("verdict", "unknown")
-    stats = dict(result.stats)
+    stats = dict(stats)
     stats.update(validation.get("stats", {}))
     base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
     return {
@@ -225,7 +252,7 @@ def _summary(run_id, scenario, mutant, result: RunResult, persistence, validatio
         "expect": scenario.expect.model_dump(),
         "checks": checks,
         "stats": stats,
-        "drawn": result.drawn,
+        "drawn": drawn,
         "report": f"{base}/report/index.html",
         "datadocs": f"{base}/datadocs/index.html",
         "storage": {"endpoint_url": config.endpoint_url, "bucket": config.bucket, "prefix": f"{config.prefix}/{run_id}"},
