@@ -68,7 +68,7 @@ SCHEMAS: dict[str, str] = {
     "entries": (
         "run_id string, checkpoint_id bigint, checkpoint_type string, operator string, vertex string, "
         "subtask int, region int, parallelism int, ref_checkpoint_id bigint, origins array<bigint>, "
-        "min_origin bigint, n_handles int, n_channels int, n_elements int, elements string"
+        "min_origin bigint, n_handles int, n_channels int, n_elements int"
     ),
     "entry_splits": (
         "run_id string, checkpoint_id bigint, operator string, subtask int, region int, split int, pos int, "
@@ -217,18 +217,18 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
 
 
 class _Cols:
-    """Column-wise row accumulator for one table."""
+    """Row accumulator for one table (tuples in column order)."""
 
     def __init__(self, schema: str):
         self.names = [c.strip().split(" ")[0] for c in _split_ddl(schema)]
-        self.data: dict[str, list] = {n: [] for n in self.names}
+        self.rows: list[tuple] = []
 
     def add(self, **row) -> None:
-        for n in self.names:
-            self.data[n].append(row.get(n))
+        self.rows.append(tuple(row.get(n) for n in self.names))
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.data, columns=self.names)
+        return pd.DataFrame.from_records(self.rows, columns=self.names) if self.rows else \
+            pd.DataFrame({n: pd.Series([], dtype="object") for n in self.names})
 
 
 def _split_ddl(ddl: str) -> list[str]:
@@ -387,9 +387,11 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
     # -- entries, entry_splits, handles, channel_state, state_values ---------------------------------
     present = {k for k, _ in art.inventory}
     split_ranges: set[tuple[int, int, int]] = set()
+    entry_rows, split_rows = t["entries"].rows, t["entry_splits"].rows  # the big ones: tuples, in column order
     for cid in sorted(meta):
         m = meta[cid]
         p_time = trig.get(cid, {}).get("_p", p_now)
+        ctype = m["type"]
         per_object: dict[str, int] = {}
         for en in m["operatorSubtaskStates"]:
             op, sub, ref = en["operator"], int(en["subtask"]), en["refCheckpointId"]
@@ -397,27 +399,26 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             par = int(m["parallelism"].get(op, p_time))
             region = region_of(vertex, sub, p_time, topo)
             handles, channels = en["handles"], en["channelState"]
-            origins = sorted({int(h[2]) for h in handles} | {int(c[2]) for c in channels})
-            elements = _elements(handles)
-            t["entries"].add(
-                run_id=rid, checkpoint_id=cid, checkpoint_type=m["type"], operator=op, vertex=vertex, subtask=sub,
-                region=region, parallelism=par, ref_checkpoint_id=ref, origins=origins,
-                min_origin=min(origins) if origins else None, n_handles=len(handles), n_channels=len(channels),
-                n_elements=len(elements), elements=_j(elements),
-            )
+            if len(handles) == 1 and not channels:
+                origins = [handles[0][2]]
+            else:
+                origins = sorted({int(h[2]) for h in handles} | {int(c[2]) for c in channels})
+            entry_rows.append((rid, cid, ctype, op, vertex, sub, region, par, ref, origins,
+                               min(origins) if origins else None, len(handles), len(channels),
+                               sum(len(h[3]) for h in handles)))
             pos = 0
+            split_op = op in SPLIT_OPERATORS
             for key, seg, origin, els in handles:
                 per_object[key] = per_object.get(key, 0) + 1
-                file = art.state_files.get(key) if key in present else None
-                segment = (file or {}).get("segments", {}).get(seg) if file is not None else None
+                if split_op:
+                    for i, el in enumerate(els):
+                        split_rows.append((rid, cid, op, sub, region, el, pos + i, origin, ref, key, seg))
+                pos += len(els)
+                if key not in present or key not in art.state_files:
+                    continue
+                file = art.state_files[key]
+                segment = file.get("segments", {}).get(seg)
                 for el in els:
-                    if op in SPLIT_OPERATORS:
-                        t["entry_splits"].add(run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, region=region,
-                                              split=int(el), pos=pos, origin_checkpoint_id=origin,
-                                              ref_checkpoint_id=ref, object_key=key, segment=seg)
-                    pos += 1
-                    if file is None:
-                        continue
                     row = _segment_row(op, el, segment)
                     t["state_values"].add(
                         run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, ref_checkpoint_id=ref,
@@ -585,8 +586,10 @@ def to_spark(spark, name: str, frame: pd.DataFrame):
     frame = frame.copy()
     for col, typ in types.items():
         if typ in _NULLABLE_INT:
-            frame[col] = pd.array([None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
-                                   for v in frame[col]], dtype=_NULLABLE_INT[typ])
+            values = frame[col]
+            if values.dtype == object:  # ints and None
+                values = pd.to_numeric(values, errors="raise")
+            frame[col] = values.astype(_NULLABLE_INT[typ])
         elif typ == "double":
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
         elif typ == "boolean":

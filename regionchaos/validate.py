@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,10 +286,9 @@ class GXValidator:
             rules[suite] = {}
             for r in vr.results:
                 kwargs = r.expectation_config.kwargs
-                info = r.exception_info or {}
-                raised = info.get("raised_exception") if isinstance(info, dict) else False
-                if raised:
-                    errors[suite] = (info.get("exception_message") or "exception")[:2000]
+                raised = _raised(r.exception_info)
+                if raised is not None:  # GX reports a failed metric as success false: it is unknown
+                    errors[suite] = raised[:2000]
                     continue
                 by_run = ((r.result or {}).get("details") or {}).get("by_run") or {}
                 if by_run:
@@ -312,6 +312,20 @@ class GXValidator:
                 store.remove_key(key)
         self.context.build_data_docs(site_names=[self.SITE])
         return target / "index.html"
+
+
+def _raised(info) -> str | None:
+    """The message of an exception GX caught while validating an expectation, if any.
+
+    ``exception_info`` is either one ``{raised_exception, exception_message, ...}`` or, for
+    metric failures, a mapping from metric configuration id to such dicts."""
+    if not isinstance(info, dict):
+        return None
+    candidates = [info] if "raised_exception" in info else [v for v in info.values() if isinstance(v, dict)]
+    for c in candidates:
+        if c.get("raised_exception"):
+            return str(c.get("exception_message") or c.get("exception_traceback") or "exception")
+    return None
 
 
 def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None = None, total_rows: int = 0):
@@ -462,8 +476,10 @@ def load_many(spark, stores: list) -> tuple[dict, dict, dict]:
         arts[run_id] = art
         for name, frame in tables_mod.build_frames(art).items():
             frames_by_table[name].append(frame)
-    frames = {name: pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
-              for name, parts in frames_by_table.items()}
+    with warnings.catch_warnings():  # all-null columns of some runs' frames: the schema fixes the types anyway
+        warnings.simplefilter("ignore", FutureWarning)
+        frames = {name: pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+                  for name, parts in frames_by_table.items()}
     tables = {name: tables_mod.to_spark(spark, name, frame) for name, frame in frames.items()}
     return tables, frames, arts
 

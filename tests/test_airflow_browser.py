@@ -157,7 +157,7 @@ def airflow(tmp_path_factory, s3_server):
                 os.killpg(proc.pid, signal.SIGTERM)
         for proc in af.procs:
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
 
@@ -254,11 +254,15 @@ def test_trigger_from_the_form_and_find_the_run_with_its_verdict_in_the_plugin_v
     page.get_by_role("button", name="Browse").click()
     page.get_by_role("menuitem", name="Chaos runs").click()
     frame = page.frame_locator("iframe")
-    row = frame.locator(f'tr[data-run-id="{run_key(SCENARIO, f"s{SEED}", run_id)}"]')
+    row = frame.locator(f'tr[data-run-id="{run_key(SCENARIO, f"s{SEED}", run_id)}"]')  # the manual DAG's id
     row.wait_for()
     page.screenshot(path=SHOTS / "06-plugin-view.png")
     cells = row.locator("td").all_inner_texts()
     assert cells[1:5] == [SCENARIO, str(SEED), "none", "valid"], cells
+
+    plugin_run_id = run_key(SCENARIO, f"s{SEED}", run_id)
+    status, docs = airflow.call("GET", f"/regionchaos/runs/{plugin_run_id}/datadocs/index.html")
+    assert status == 200 and "<html" in docs.lower(), (status, str(docs)[:300])  # the Data Docs link works
 
     row.get_by_role("link", name="report").click()
     report = wait_for_frame(page, "/report/index.html")

@@ -7,10 +7,11 @@ Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.
      and (b) each named invariant is among the failed checks (not just any); the unmutated
      protocol on the same scenario and seed is valid (exit code 0).
 
-Cost: every run is emulated through the real path (`runner.prepare_run` + `runner.emulate`, data
-plane on Spark, the embedded S3 server), then all runs are judged by ONE pass of the GX suites
-(`validate_runs`: every table carries run_id). Per-run validation through `runner.run` is
-covered by tests/test_validate.py.
+Cost: every run is emulated through the runner (`runner.prepare_run` + `runner.emulate` into the
+embedded S3 server; the data plane's partition function runs in this process, `spark=None`,
+which halves the emulation time here), then all runs are judged by ONE pass of the GX suites
+on Spark (`validate_runs`: every table carries run_id). Per-run validation through
+`runner.run` is covered by tests/test_validate.py.
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> st
     return f"mut-{scenario}-s{seed}-{mutant or 'correct'}" + (f"-{tag}" if tag else "")
 
 
-def _emulate(config, spark, scenario_name: str, seed: int | None, mutant: str | None, overrides: dict) -> ObjectStore:
+def _emulate(config, scenario_name: str, seed: int | None, mutant: str | None, overrides: dict) -> ObjectStore:
     scenario = load(scenario_name, overrides=overrides or None, seed=seed)
     run_id = _run_id(scenario_name, scenario.seed, mutant, overrides)
     store = ObjectStore.for_run(config, run_id)
     replay = runner.replay_line(scenario_name, scenario.seed, overrides, mutant)
     runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-    runner.emulate(scenario, store=store, mutant=mutant, spark=spark)
+    runner.emulate(scenario, store=store, mutant=mutant, spark=None)
     return store
 
 
@@ -66,13 +67,13 @@ def judged(s3_server, spark) -> dict[str, dict]:
     stores = []
     baselines = set()
     for mutant, (scenario, seed, overrides, _) in CASES.items():
-        stores.append(_emulate(s3_server.config, spark, scenario, seed, mutant, overrides))
+        stores.append(_emulate(s3_server.config, scenario, seed, mutant, overrides))
         key = (scenario, seed, tuple(sorted(overrides.items())))
         if key not in baselines:
             baselines.add(key)
-            stores.append(_emulate(s3_server.config, spark, scenario, seed, None, overrides))
+            stores.append(_emulate(s3_server.config, scenario, seed, None, overrides))
     for scenario in FINDINGS:
-        stores.append(_emulate(s3_server.config, spark, scenario, None, None, {}))
+        stores.append(_emulate(s3_server.config, scenario, None, None, {}))
     return validate_runs(spark, stores)
 
 

@@ -1,0 +1,264 @@
+"""Validation: tables, suites as files, verdict merging, rules that can fail, unknown, end to end.
+
+In:  one smoke run emulated into the embedded S3 server (module fixture), its tables; the suites
+     in expectations/.
+Out: the tables carry run_id and recompute the truth from the seed; the suite files are complete;
+     false > unknown > true; tampering with one fact of a valid run makes exactly the rule that
+     guards it fail; a suite that cannot be evaluated or raises is unknown, never valid;
+     `runner.run` end to end writes the verdict, validation results, Data Docs and report;
+     the spark_jobs/validate.py entry point judges an emulated run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from regionchaos import runner, tables as T, validate as V
+from regionchaos.scenario import load
+from regionchaos.storage import ObjectStore
+from regionchaos.workload import range_count_sum
+
+SUITE_NAMES = ["metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety", "state_consistency",
+               "reachable_global_state", "exactly_once_output", "redistribution", "notifications", "final_checkpoint",
+               "inflight_data", "liveness"]
+RUN_ID = "val-smoke-s1"
+
+
+@pytest.fixture(scope="module")
+def smoke_store(s3_server) -> ObjectStore:
+    scenario = load("smoke", seed=1)
+    store = ObjectStore.for_run(s3_server.config, RUN_ID)
+    runner.prepare_run(store, scenario, run_id=RUN_ID, mutant=None, replay="regionchaos run --scenario smoke --seed 1")
+    runner.emulate(scenario, store=store, spark=None)
+    return store
+
+
+@pytest.fixture(scope="module")
+def frames(smoke_store) -> dict[str, pd.DataFrame]:
+    return T.build_frames(T.read_run(smoke_store, RUN_ID))
+
+
+def _judge(spark, frames: dict, suite_name: str) -> dict:
+    """One suite as plain Spark SQL on (possibly tampered) frames: the run's check."""
+    suite = next(s for s in V.load_suites() if s.name == suite_name)
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    run_ids = list(frames["run"]["run_id"])
+    return V.plain_sql_checks(spark, tables, run_ids, suites=[suite])[run_ids[0]][0]
+
+
+def _copy(frames: dict) -> dict:
+    return {k: v.copy() for k, v in frames.items()}
+
+
+# -- suites as files ----------------------------------------------------------------------------
+
+
+def test_twelve_suites_in_protocol_order_each_rule_a_documented_sql_file():
+    suites = V.load_suites()
+    assert [s.name for s in suites] == SUITE_NAMES
+    assert [s.invariant for s in suites] == list(range(1, 13))
+    views = {f"rc_{t}" for t in T.TABLES}
+    for s in suites:
+        assert s.rules and s.evaluable.sql
+        for rule in (s.evaluable, *s.rules):
+            assert rule.description, f"{s.name}/{rule.name}.sql has no leading comment"
+            assert "{batch}" in rule.sql
+            used = set(re.findall(r"\brc_[a-z_]+", rule.sql))
+            assert used <= views, f"{s.name}/{rule.name}: unknown views {used - views}"
+        assert s.mutants or s.findings, f"{s.name}: nothing known to break it"
+
+
+def test_verdict_merges_false_over_unknown_over_true():
+    assert V.merge_verdict([]) == "unknown"
+    assert V.merge_verdict([{"success": True}] * 3) == "valid"
+    assert V.merge_verdict([{"success": True}, {"success": None}]) == "unknown"
+    assert V.merge_verdict([{"success": None}, {"success": False}, {"success": True}]) == "invalid"
+
+
+def test_operator_modes_are_the_jobs():
+    from regionchaos.emulator import OPERATOR_MODES
+
+    assert T.OPERATOR_MODE == OPERATOR_MODES
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+
+def test_every_table_carries_the_run_id(frames):
+    assert set(frames) == set(T.TABLES)
+    for name, f in frames.items():
+        assert "run_id" in f.columns, name
+        assert set(f["run_id"]) <= {RUN_ID}, name
+    assert len(frames["run"]) == 1 and len(frames["events"]) > 0 and len(frames["entries"]) > 0
+
+
+def test_truth_is_recomputed_from_the_seed(frames):
+    truth = frames["truth"]
+    assert len(truth) > 0
+    for _, r in truth.sample(min(40, len(truth)), random_state=1).iterrows():
+        assert (r["count"], r["sum"]) == range_count_sum(1, int(r["split"]), int(r["start"]), int(r["end"]))
+    counters = frames["state_values"][frames["state_values"]["operator"] == "counter"]
+    assert len(counters) > 0
+
+
+def test_entries_one_per_operator_and_subtask(frames):
+    e = frames["entries"]
+    per = e.groupby("checkpoint_id").size()
+    assert (per == 5 * 4).all()  # smoke: 5 operators x parallelism 4
+
+
+def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store):
+    tables = T.load_tables(spark, smoke_store, RUN_ID)
+    for name, df in tables.items():
+        assert df.columns == [c.strip().split(" ")[0] for c in T._split_ddl(T.SCHEMAS[name])], name
+    assert tables["checkpoints"].count() == len(T.build_frames(T.read_run(smoke_store, RUN_ID))["checkpoints"])
+    assert tables["redistributions"].count() == 0  # empty tables are empty, with their schema
+
+
+# -- every rule can fail: one tampered fact, the rule that guards it ---------------------------------
+
+
+@pytest.mark.spark
+def test_the_untampered_run_holds(spark, frames):
+    for name in ("state_consistency", "exactly_once_output", "storage_safety", "metadata_well_formed", "liveness"):
+        assert _judge(spark, frames, name)["success"] is True, name
+
+
+@pytest.mark.spark
+def test_tampered_counter_breaks_state_consistency(spark, frames):
+    f = _copy(frames)
+    sv = f["state_values"]
+    i = sv.index[sv["operator"] == "counter"][0]
+    sv.loc[i, "sum"] = sv.loc[i, "sum"] + 1
+    check = _judge(spark, f, "state_consistency")
+    assert check["success"] is False and check["rules"]["counter_equals_truth"] == 1
+    assert check["examples"][0]["split"] == sv.loc[i, "split"]
+
+
+@pytest.mark.spark
+def test_duplicate_commit_breaks_exactly_once(spark, frames):
+    f = _copy(frames)
+    f["commits"] = pd.concat([f["commits"], f["commits"].iloc[[3]].assign(commit_file="dup", pos=0)], ignore_index=True)
+    check = _judge(spark, f, "exactly_once_output")
+    assert check["success"] is False and check["rules"]["no_duplicate_commit"] == 1
+
+
+@pytest.mark.spark
+def test_leaked_and_missing_objects_break_storage_safety(spark, frames):
+    f = _copy(frames)
+    inv = f["inventory"]
+    kept = inv[~inv["key"].str.endswith("chk-15/tm-1.state")]
+    leak = pd.DataFrame([{"run_id": RUN_ID, "key": "checkpoints/chk-3/tm-0.state", "area": "checkpoints",
+                          "checkpoint_id": 3, "kind": "state", "size_bytes": 10}])
+    f["inventory"] = pd.concat([kept, leak], ignore_index=True)
+    check = _judge(spark, f, "storage_safety")
+    assert check["success"] is False
+    assert check["rules"]["no_leaked_objects"] == 1 and check["rules"]["retained_objects_exist"] >= 1
+
+
+@pytest.mark.spark
+def test_missing_entry_breaks_metadata_well_formed(spark, frames):
+    f = _copy(frames)
+    f["entries"] = f["entries"].iloc[1:]
+    check = _judge(spark, f, "metadata_well_formed")
+    assert check["success"] is False and check["rules"]["one_entry_per_operator_subtask"] == 1
+
+
+@pytest.mark.spark
+def test_no_global_after_faults_breaks_liveness(spark, frames):
+    f = _copy(frames)
+    cp = f["checkpoints"]
+    cp.loc[cp["healing"] == True, "status"] = "REGIONAL"  # noqa: E712
+    check = _judge(spark, f, "liveness")
+    assert check["success"] is False and check["rules"]["global_after_faults"] == 1
+
+
+# -- unknown, never valid ------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_incomplete_history_is_unknown(spark, frames):
+    f = _copy(frames)
+    f["run"]["run_finished"] = False
+    check = _judge(spark, f, "decisions_follow_rules")
+    assert check["success"] is None and "history incomplete" in check["error"]
+
+
+@pytest.mark.spark
+def test_no_readable_state_is_unknown(spark, frames):
+    f = _copy(frames)
+    f["state_values"] = f["state_values"].iloc[0:0]
+    check = _judge(spark, f, "state_consistency")
+    assert check["success"] is None and "no readable counter state" in check["error"]
+
+
+@pytest.mark.spark
+def test_a_suite_that_raises_is_unknown(spark, frames):
+    broken = V.Suite(name="liveness", invariant=12, title="t", claim="c", mutants=(), findings=(),
+                     rules=(V.Rule("broken", "SELECT * FROM rc_no_such_table -- {batch}", "d"),),
+                     evaluable=V.Rule("_evaluable", "SELECT * FROM {batch} WHERE false", "d"))
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    check = V.plain_sql_checks(spark, tables, [RUN_ID], suites=[broken])[RUN_ID][0]
+    assert check["success"] is None and "rc_no_such_table" in check["error"]
+    assert V.merge_verdict([{"success": True}, check]) == "unknown"
+
+
+@pytest.mark.spark
+def test_gx_exception_in_a_suite_is_unknown_not_valid(spark, frames, monkeypatch):
+    custom = V.load_custom()
+    validator = V.GXValidator.get()
+    monkeypatch.setitem(custom.SUITE_SQL, "notifications", "SELECT * FROM rc_no_such_table")
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    per_run, _, _ = V.gx_checks(spark, tables, [RUN_ID], total_rows=V.table_rows(frames))
+    checks = {c["name"]: c for c in per_run[RUN_ID]}
+    assert checks["notifications"]["success"] is None and checks["notifications"]["error"]
+    assert all(c["success"] is True for n, c in checks.items() if n != "notifications")
+    assert V.merge_verdict(per_run[RUN_ID]) == "unknown"
+    assert validator is V.GXValidator.get()  # built once per process
+
+
+# -- end to end ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
+    run_id = "e2e-smoke-s1-ignore-failure-ratio"
+    summary = runner.run(load("smoke", seed=1), mutant="ignore-failure-ratio", storage=s3_server.config,
+                         run_id=run_id, spark=spark)
+    assert runner.exit_code(summary) == runner.EXIT_INVALID
+    failed = {c["name"] for c in summary["checks"] if c["success"] is False}
+    assert failed == {"decisions_follow_rules"}
+    assert [c["name"] for c in summary["checks"]] == SUITE_NAMES
+    bad = next(c for c in summary["checks"] if c["name"] == "decisions_follow_rules")
+    assert bad["examples"][0]["checkpoint_id"] == 5 and "max-failure-ratio" in bad["examples"][0]["detail"]
+    store = ObjectStore.for_run(s3_server.config, run_id)
+    keys = set(store.list_keys(""))
+    assert {"summary.json", "validation/results.json", "datadocs/index.html", "report/index.html"} <= keys
+    assert {f"validation/{n}.json" for n in SUITE_NAMES} <= keys
+    results = json.loads(store.get("validation/results.json"))
+    assert results["verdict"] == "invalid" and len(results["checks"]) == 12
+    page = store.get("report/index.html").decode()
+    assert "INVALID" in page and "decisions_follow_rules" in page and "http" not in page.split("<body>", 1)[1]
+
+
+@pytest.mark.spark
+def test_spark_job_validates_an_emulated_run(s3_server, spark, smoke_store, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "spark_jobs" / "validate.py"
+    spec = importlib.util.spec_from_file_location("spark_job_validate", path)
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    code = job.main(["--run-id", RUN_ID, "--s3-endpoint", s3_server.config.endpoint_url,
+                     "--bucket", s3_server.config.bucket, "--no-docs"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and out["verdict"] == "valid" and out["failed"] == [] and out["unknown"] == []
+    summary = json.loads(smoke_store.get("summary.json"))
+    assert summary["verdict"] == "valid" and len(summary["checks"]) == 12 and summary["stats"]["triggered"] > 0
+    assert smoke_store.get("report/index.html").startswith(b"<!DOCTYPE html>")
+    assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
