@@ -82,6 +82,14 @@ def test_abort_single_region_job():
     assert (o.status, o.reason) == (C.ABORTED, C.R_SINGLE_REGION)
 
 
+def test_abort_when_every_region_failed_even_at_ratio_one():
+    coord, owned = _fresh(ratio=1.0)
+    run_checkpoint(coord, owned)
+    everyone = {("src", i) for i in range(4)}
+    o = run_checkpoint(coord, owned, fail=everyone)
+    assert (o.status, o.reason) == (C.ABORTED, C.R_ALL_FAILED)
+
+
 def test_abort_without_earlier_completed_checkpoint():
     coord, owned = _fresh()
     o = run_checkpoint(coord, owned, fail={("src", 0)})

@@ -27,6 +27,7 @@ ABORTED = "ABORTED"
 # abort reasons (one name per rule of PROTOCOL.md section 3.4)
 R_REGIONAL_OFF = "regional-checkpoints-disabled"
 R_SINGLE_REGION = "single-region"
+R_ALL_FAILED = "all-regions-failed"  # nothing fresh: a REGIONAL checkpoint needs a healthy region (invariant 2)
 R_NO_PREVIOUS = "no-completed-checkpoint"
 R_FAILURE_RATIO = "failure-ratio-exceeded"
 R_FORCED_GLOBAL = "forced-global-failed"
@@ -203,6 +204,8 @@ class CheckpointCoordinator:
             reason = R_REGIONAL_OFF
         elif self.num_regions == 1:
             reason = R_SINGLE_REGION
+        elif len(failed_regions) == self.num_regions:
+            reason = R_ALL_FAILED
         elif self.store.latest() is None:
             reason = R_NO_PREVIOUS
         elif len(failed_regions) / self.num_regions > s.max_failure_ratio and self.mutant != "ignore-failure-ratio":
@@ -272,8 +275,8 @@ class CheckpointCoordinator:
         return outcome
 
     def _abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str):
-        if reason == R_FORCED_GLOBAL and self.settings.forced_global_policy == "reset-counter":
-            self.consecutive_regional = 0  # tier 2: abort normally, reset the counter
+        if pending.forced_global and self.settings.forced_global_policy == "reset-counter":
+            self.consecutive_regional = 0  # tier 2: a failed forced checkpoint aborts normally, counter reset
         if self.mutant == "fallback-to-aborted":
             for task, states in pending.acks.items():
                 self.fallback[task] = (states, pending.checkpoint_id)

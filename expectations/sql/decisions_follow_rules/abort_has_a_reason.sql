@@ -18,6 +18,7 @@ WHERE c.status = 'ABORTED'
        OR NOT coalesce(CASE c.reason
             WHEN 'regional-checkpoints-disabled' THEN NOT r.region_enabled
             WHEN 'single-region' THEN c.num_regions = 1
+            WHEN 'all-regions-failed' THEN c.failed_region_count = c.num_regions
             WHEN 'no-completed-checkpoint' THEN prior.n = 0
             WHEN 'failure-ratio-exceeded' THEN CAST(c.failed_region_count AS DOUBLE) / c.num_regions > r.max_failure_ratio
             WHEN 'forced-global-failed' THEN c.forced_global

@@ -1,5 +1,5 @@
 -- The consecutive-regional counter: reset to 0 by GLOBAL, +1 by REGIONAL, unchanged by an abort (except a
--- failed forced-global checkpoint under tier 2 'reset-counter', which resets it). Before each decision it
+-- failed forced-global checkpoint, whatever the abort reason, under tier 2 'reset-counter', which resets it). Before each decision it
 -- equals the counter after the previous decision, or, after a JobManager failover, the counter stored in the
 -- latest checkpoint the new JobManager recovered (0 when none). The metadata stores the counter after N.
 WITH d AS (
@@ -25,13 +25,13 @@ SELECT run_id, checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator,
        concat(status, coalesce(concat(' (', reason, ')'), ''), ': counter ', counter_before, ' -> ', counter_after,
               ', expected ', expected_before, ' -> ',
               CASE WHEN status = 'GLOBAL' THEN 0 WHEN status = 'REGIONAL' THEN expected_before + 1
-                   WHEN reason = 'forced-global-failed' AND forced_global_policy = 'reset-counter' THEN 0
+                   WHEN forced_global AND forced_global_policy = 'reset-counter' THEN 0
                    ELSE expected_before END,
               CASE WHEN completed AND consecutive_regional <> counter_after
                    THEN concat('; metadata stores ', consecutive_regional) ELSE '' END) AS detail
 FROM x
 WHERE counter_before <> expected_before
    OR counter_after <> CASE WHEN status = 'GLOBAL' THEN 0 WHEN status = 'REGIONAL' THEN counter_before + 1
-                            WHEN reason = 'forced-global-failed' AND forced_global_policy = 'reset-counter' THEN 0
+                            WHEN forced_global AND forced_global_policy = 'reset-counter' THEN 0
                             ELSE counter_before END
    OR (completed AND consecutive_regional <> counter_after)
