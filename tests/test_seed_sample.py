@@ -1,0 +1,24 @@
+"""CI's sample of the seed matrix (bench/seeds_matrix.py runs the full 20 seeds per
+scenario): non-finding scenarios are valid on the correct protocol for seeds other
+than their default, and the finding fails for its stated invariant."""
+
+from __future__ import annotations
+
+import pytest
+
+from regionchaos.scenario import load
+from regionchaos.swarm import judge_seeds
+
+pytestmark = pytest.mark.spark
+
+
+def test_smoke_sample_is_valid(s3_server, spark):
+    runs = judge_seeds("smoke", [2, 3], storage=s3_server.config, spark=spark)
+    assert [r["verdict"] for r in runs] == ["valid", "valid"], runs
+
+
+def test_finding_fails_for_its_invariant(s3_server, spark):
+    sc = load("forced-global-tier2")
+    runs = judge_seeds("forced-global-tier2", [2], storage=s3_server.config, spark=spark)
+    assert runs[0]["verdict"] == "invalid"
+    assert sc.expect.invariant in runs[0]["failed"], runs[0]
