@@ -17,23 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from regionchaos.nemesis import FAULT_KINDS
 from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load
 
 # JavaScript numbers in the trigger form are exact only up to 2**53 - 1.
 MAX_FORM_SEED = 2**53 - 1
 MAX_PARALLELISM = 8192
 
-FAULT_FIELDS = (
-    "decline",
-    "timeout",
-    "subtask_crash",
-    "taskmanager_loss",
-    "jobmanager_failover",
-    "put_failure",
-    "slow_put",
-    "crash_before_metadata",
-    "recovery_failure",
-)
+FAULT_FIELDS = FAULT_KINDS  # one list of fault kinds: the nemesis's
 
 # param name -> scenario override key (Flink key names for checkpoint settings)
 OVERRIDE_KEYS = {
