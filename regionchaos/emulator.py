@@ -593,6 +593,10 @@ class Emulation:
         self.stats["global_failovers"] += 1
         self.log("global_restart_from_scratch", cause=cause)
         enum = self.coordinator.enumerator
+        # after a JobManager failover the enumerator is a new one: the source discovers its splits again
+        known = list(range(self.sc.workload.splits)) + [
+            s for a in sorted(self.discovery_plan) if a <= self.attempt for s in self.discovery_plan[a]]
+        enum.discovered = list(dict.fromkeys([*enum.discovered, *known]))
         self.splits = {split: SplitProgress(self.length) for split in self.splits}
         enum.owner = {}
         enum.unassigned = sorted(enum.discovered)

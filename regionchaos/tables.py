@@ -47,7 +47,7 @@ _TXN = re.compile(r"^sink/txn/chk-(\d+)/tm-(\d+)\.json$")
 SCHEMAS: dict[str, str] = {
     "run": (
         "run_id string, scenario string, seed bigint, mutant string, bounded boolean, records_per_split bigint, "
-        "splits_total int, unaligned boolean, region_enabled boolean, max_failure_ratio double, "
+        "splits_total int, initial_splits int, unaligned boolean, region_enabled boolean, max_failure_ratio double, "
         "max_consecutive_failures int, num_retained int, heal_checkpoints int, forced_global_policy string, "
         "coordinator_fallback boolean, partitioning string, exchange string, file_merging boolean, "
         "initial_parallelism int, first_checkpoint_id bigint, fault_attempts int, heal_attempt int, "
@@ -67,8 +67,8 @@ SCHEMAS: dict[str, str] = {
     ),
     "entries": (
         "run_id string, checkpoint_id bigint, checkpoint_type string, operator string, vertex string, "
-        "subtask int, region int, parallelism int, ref_checkpoint_id bigint, origins array<bigint>, "
-        "min_origin bigint, n_handles int, n_channels int, n_elements int"
+        "subtask int, region int, parallelism int, ref_checkpoint_id bigint, min_origin bigint, "
+        "max_origin bigint, n_handles int, n_channels int, n_elements int"
     ),
     "entry_splits": (
         "run_id string, checkpoint_id bigint, operator string, subtask int, region int, split int, pos int, "
@@ -334,6 +334,7 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
         run_id=rid, scenario=sc.get("name"), seed=seed, mutant=art.scenario_doc.get("mutant"),
         bounded=bool(work.get("bounded", False)), records_per_split=int(work.get("records_per_split", 0)),
         splits_total=int(work.get("splits", 0)) + int(work.get("discovered_splits", 0)),
+        initial_splits=int(work.get("splits", 0)),
         unaligned=bool(flink.get("execution.checkpointing.unaligned.enabled", False)),
         region_enabled=bool(started.get("region_enabled", flink.get("execution.checkpointing.region.enabled", False))),
         max_failure_ratio=float(flink.get("execution.checkpointing.region.max-failure-ratio", 0.5)),
@@ -400,12 +401,12 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             region = region_of(vertex, sub, p_time, topo)
             handles, channels = en["handles"], en["channelState"]
             if len(handles) == 1 and not channels:
-                origins = [handles[0][2]]
+                lo = hi = handles[0][2]
             else:
-                origins = sorted({int(h[2]) for h in handles} | {int(c[2]) for c in channels})
-            entry_rows.append((rid, cid, ctype, op, vertex, sub, region, par, ref, origins,
-                               min(origins) if origins else None, len(handles), len(channels),
-                               sum(len(h[3]) for h in handles)))
+                origins = [h[2] for h in handles] + [c[2] for c in channels]
+                lo, hi = (min(origins), max(origins)) if origins else (None, None)
+            entry_rows.append((rid, cid, ctype, op, vertex, sub, region, par, ref, lo, hi, len(handles),
+                               len(channels), sum(len(h[3]) for h in handles)))
             pos = 0
             split_op = op in SPLIT_OPERATORS
             for key, seg, origin, els in handles:
@@ -574,12 +575,49 @@ def _redistribution(cols: _Cols, rid: str, e: dict, old_meta: dict | None) -> No
 _NULLABLE_INT = {"int": "Int32", "bigint": "Int64"}
 
 
-def to_spark(spark, name: str, frame: pd.DataFrame):
-    """A pandas table as a Spark DataFrame with the declared schema (empty tables too)."""
+SPILL_MIN_ROWS = 100_000  # tables this big go to Parquet files instead of the driver's heap
+SPILL_FILES = 4  # files (= Spark partitions) per spilled table
+_ARROW_SCALARS = {"string": "string", "int": "int32", "bigint": "int64", "double": "float64", "boolean": "bool_"}
+
+
+def spill_possible(spark) -> bool:
+    """Spilling writes local files that executors read back: only on a local master."""
+    return spark.sparkContext.master.startswith("local")
+
+
+def _spill(spark, name: str, frame: pd.DataFrame, directory: str):
+    """Write a big table to Parquet and read it back: Spark then holds it as partitioned,
+    spillable files instead of one LocalRelation in the driver's heap (which is what
+    ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run out of heap)."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import _parse_datatype_string
+
+    types = _ddl_types(SCHEMAS[name])
+    arrow = pa.schema([(col, getattr(pa, _ARROW_SCALARS[typ])()) for col, typ in types.items()])
+    path = os.path.join(directory, name)
+    os.makedirs(path, exist_ok=True)
+    step = -(-len(frame) // SPILL_FILES)
+    for i, start in enumerate(range(0, len(frame), step)):
+        part = frame.iloc[start:start + step]
+        table = pa.Table.from_pandas(part, schema=arrow, preserve_index=False, safe=True)
+        pq.write_table(table, os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+    return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
+
+
+def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = None):
+    """A pandas table as a Spark DataFrame with the declared schema (empty tables too).
+
+    With ``spill_dir`` (local masters), tables of `SPILL_MIN_ROWS` rows or more whose
+    columns are all scalars go through Parquet files there; the caller removes the
+    directory once the DataFrames are no longer used."""
     from pyspark.sql.types import _parse_datatype_string
 
     schema = _parse_datatype_string(SCHEMAS[name])
     types = _ddl_types(SCHEMAS[name])
+    spill = spill_dir is not None and len(frame) >= SPILL_MIN_ROWS and all(t in _ARROW_SCALARS for t in types.values())
     empty = frame.empty
     if empty:  # one all-null row, then LIMIT 0: an empty LocalRelation (no tasks, no Python workers)
         frame = pd.DataFrame([{col: None for col in types}])
@@ -594,15 +632,18 @@ def to_spark(spark, name: str, frame: pd.DataFrame):
             frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
         elif typ == "boolean":
             frame[col] = frame[col].astype("object")
+    if spill:
+        return _spill(spark, name, frame, spill_dir)
     df = spark.createDataFrame(frame, schema)
     return df.limit(0) if empty else df
 
 
-def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None) -> dict:
+def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None,
+                spill_dir: str | None = None) -> dict:
     """A run's tables as Spark DataFrames (`SCHEMAS`), every one with ``run_id``."""
     art = artifacts or read_run(store, run_id)
     frames = build_frames(art)
-    return {name: to_spark(spark, name, frame) for name, frame in frames.items()}
+    return {name: to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
 
 
 def union_tables(many: list[dict]) -> dict:

@@ -46,6 +46,7 @@ CUSTOM_MODULE = "regionchaos_expectations_custom"
 EXAMPLES_IN_CHECK = 5
 EVALUABLE = "_evaluable"
 RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
+UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth")
 SMALL_TABLES_ROWS = 300_000  # below this, one shuffle partition: Spark's per-task cost dominates
 
 
@@ -442,14 +443,19 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
     started = time.perf_counter()
     frames = tables_mod.build_frames(art)
     tables_mod.remember_frames(store, frames)
-    tables = {name: tables_mod.to_spark(spark, name, frame) for name, frame in frames.items()}
-    walls["tables"] = round(time.perf_counter() - started, 3)
+    spill_dir = tempfile.mkdtemp(prefix="regionchaos-tables-") if tables_mod.spill_possible(spark) else None
     docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-datadocs-")) if docs else None
     try:
-        per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=table_rows(frames))
+        tables = {name: tables_mod.to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
+        rows = {name: int(len(frame)) for name, frame in frames.items()}
+        for name in UNUSED_AFTER_LOAD:  # the big ones live on in Spark; stats and report do not need them
+            frames[name] = frames[name].iloc[0:0]
+        walls["tables"] = round(time.perf_counter() - started, 3)
+        per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
         walls.update(timings)
         checks = per_run[run_id]
         stats = run_stats(frames)
+        stats["table_rows"] = rows
         stats["validation_s3_requests"] = art.requests
         out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
         if upload:
@@ -457,15 +463,17 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
             _upload(store, out, result, docs_dir)
             walls["upload"] = round(time.perf_counter() - started, 3)
     finally:
-        if docs_dir is not None:
-            shutil.rmtree(docs_dir, ignore_errors=True)
+        for path in (docs_dir, spill_dir):
+            if path is not None:
+                shutil.rmtree(path, ignore_errors=True)
     return out
 
 
-def load_many(spark, stores: list) -> tuple[dict, dict, dict]:
+def load_many(spark, stores: list, *, spill_dir: str | None = None) -> tuple[dict, dict, dict]:
     """Tables of several runs at once (one DataFrame per table, every row with its run_id).
 
-    Returns (tables, frames, artifacts by run id)."""
+    Returns (tables, frames, artifacts by run id). Big tables go through Parquet files in
+    ``spill_dir`` when given (see `regionchaos.tables.to_spark`)."""
     import pandas as pd
 
     arts = {store.run_prefix.rstrip("/").rsplit("/", 1)[-1]: None for store in stores}
@@ -480,19 +488,24 @@ def load_many(spark, stores: list) -> tuple[dict, dict, dict]:
         warnings.simplefilter("ignore", FutureWarning)
         frames = {name: pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
                   for name, parts in frames_by_table.items()}
-    tables = {name: tables_mod.to_spark(spark, name, frame) for name, frame in frames.items()}
+    tables = {name: tables_mod.to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
     return tables, frames, arts
 
 
 def validate_runs(spark, stores: list, *, plain_sql: bool = False) -> dict[str, dict]:
     """Judge many runs with one pass of the suites (GX, or plain Spark SQL): run id ->
     {"checks", "verdict"}. Nothing is written (swarm, tests, benchmarks)."""
-    tables, frames, arts = load_many(spark, stores)
-    run_ids = list(arts)
-    if plain_sql:
-        per_run = plain_sql_checks(spark, tables, run_ids, total_rows=table_rows(frames))
-    else:
-        per_run, _, _ = gx_checks(spark, tables, run_ids, total_rows=table_rows(frames))
+    spill_dir = tempfile.mkdtemp(prefix="regionchaos-tables-") if tables_mod.spill_possible(spark) else None
+    try:
+        tables, frames, arts = load_many(spark, stores, spill_dir=spill_dir)
+        run_ids = list(arts)
+        if plain_sql:
+            per_run = plain_sql_checks(spark, tables, run_ids, total_rows=table_rows(frames))
+        else:
+            per_run, _, _ = gx_checks(spark, tables, run_ids, total_rows=table_rows(frames))
+    finally:
+        if spill_dir is not None:
+            shutil.rmtree(spill_dir, ignore_errors=True)
     return {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
 
 

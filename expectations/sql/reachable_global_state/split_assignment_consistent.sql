@@ -1,31 +1,56 @@
 -- The OperatorCoordinator's split assignment matches the subtasks' states in every completed checkpoint:
--- discovered splits = unassigned splits + splits held by source subtasks, disjoint, none held twice.
+-- discovered splits = unassigned splits + splits held by source subtasks, disjoint, none held twice; and
+-- the split enumerator knows every split the source has: the scenario's initial splits and those of every
+-- splits_discovered event before the checkpoint was triggered (none forgotten, e.g. by a new JobManager).
 WITH held AS (
-  SELECT s.run_id, s.checkpoint_id, s.split, count(*) AS n, array_join(collect_list(CAST(s.subtask AS STRING)), ',') AS subtasks,
-         min(s.subtask) AS subtask, min(s.region) AS region
-  FROM rc_entry_splits s WHERE s.operator = 'source'
-  GROUP BY s.run_id, s.checkpoint_id, s.split
+  SELECT run_id, checkpoint_id, collect_list(split) AS held
+  FROM rc_entry_splits WHERE operator = 'source'
+  GROUP BY run_id, checkpoint_id
+),
+later AS (
+  SELECT c.run_id, c.checkpoint_id, flatten(collect_list(from_json(get_json_object(e.detail, '$.splits'), 'array<int>'))) AS found
+  FROM rc_checkpoints c
+  JOIN rc_events e ON e.run_id = c.run_id AND e.kind = 'splits_discovered' AND e.seq < c.trigger_seq
+  WHERE c.completed
+  GROUP BY c.run_id, c.checkpoint_id
 ),
 cp AS (
-  SELECT c.run_id, c.checkpoint_id, c.coord_discovered, c.coord_unassigned
-  FROM rc_checkpoints c JOIN {batch} r ON r.run_id = c.run_id WHERE c.completed
+  SELECT c.run_id, c.checkpoint_id, c.coord_discovered AS discovered, c.coord_unassigned AS unassigned,
+         coalesce(h.held, array()) AS held,
+         array_union(CASE WHEN r.initial_splits > 0 THEN sequence(0, r.initial_splits - 1) ELSE array() END,
+                     coalesce(l.found, array())) AS known
+  FROM rc_checkpoints c JOIN {batch} r ON r.run_id = c.run_id
+  LEFT JOIN held h ON h.run_id = c.run_id AND h.checkpoint_id = c.checkpoint_id
+  LEFT JOIN later l ON l.run_id = c.run_id AND l.checkpoint_id = c.checkpoint_id
+  WHERE c.completed
 ),
-universe AS (
-  SELECT run_id, checkpoint_id, split FROM held
-  UNION SELECT run_id, checkpoint_id, explode(coord_discovered) FROM cp
-  UNION SELECT run_id, checkpoint_id, explode(coord_unassigned) FROM cp
+twice AS (
+  SELECT s.run_id, s.checkpoint_id, s.split FROM rc_entry_splits s
+  JOIN cp ON cp.run_id = s.run_id AND cp.checkpoint_id = s.checkpoint_id
+  WHERE s.operator = 'source'
+  GROUP BY s.run_id, s.checkpoint_id, s.split HAVING count(*) > 1
+),
+v AS (
+  SELECT cp.*,
+         array_sort(array_intersect(held, unassigned)) AS both,
+         array_sort(array_except(discovered, array_union(held, unassigned))) AS lost,
+         array_sort(array_except(array_union(held, unassigned), discovered)) AS undiscovered,
+         array_sort(array_except(known, discovered)) AS forgotten
+  FROM cp WHERE discovered IS NOT NULL
 )
-SELECT u.run_id, u.checkpoint_id, h.region, h.subtask, 'source' AS operator, u.split,
-       CASE WHEN cp.coord_discovered IS NULL THEN 'checkpoint has no split enumerator state'
-            WHEN h.n > 1 THEN concat('split held by ', h.n, ' source entries (subtasks ', h.subtasks, ')')
-            WHEN h.n = 1 AND array_contains(cp.coord_unassigned, u.split) THEN 'split held by a subtask and also unassigned'
-            WHEN NOT array_contains(cp.coord_discovered, u.split) THEN 'split held or unassigned but never discovered'
-            ELSE 'discovered split is neither unassigned nor held by any source subtask (lost)' END AS detail
-FROM universe u
-JOIN cp ON cp.run_id = u.run_id AND cp.checkpoint_id = u.checkpoint_id
-LEFT JOIN held h ON h.run_id = u.run_id AND h.checkpoint_id = u.checkpoint_id AND h.split = u.split
-WHERE cp.coord_discovered IS NULL
-   OR h.n > 1
-   OR (h.n = 1 AND array_contains(cp.coord_unassigned, u.split))
-   OR NOT array_contains(cp.coord_discovered, u.split)
-   OR (h.n IS NULL AND NOT array_contains(cp.coord_unassigned, u.split))
+SELECT run_id, checkpoint_id, NULL AS region, NULL AS subtask, 'source' AS operator, split,
+       concat('split ', split, CASE problem WHEN 'twice' THEN ' held by more than one source subtask'
+                                           WHEN 'both' THEN ' held by a subtask and also unassigned'
+                                           WHEN 'lost' THEN ' discovered but neither unassigned nor held by any subtask (lost)'
+                                           WHEN 'forgotten' THEN ' of the source unknown to the split enumerator (forgotten)'
+                                           ELSE ' held or unassigned but never discovered' END) AS detail
+FROM (
+  SELECT run_id, checkpoint_id, 'twice' AS problem, split FROM twice
+  UNION ALL SELECT run_id, checkpoint_id, 'both', explode(both) FROM v
+  UNION ALL SELECT run_id, checkpoint_id, 'lost', explode(lost) FROM v
+  UNION ALL SELECT run_id, checkpoint_id, 'forgotten', explode(forgotten) FROM v
+  UNION ALL SELECT run_id, checkpoint_id, 'undiscovered', explode(undiscovered) FROM v
+) x
+UNION ALL
+SELECT run_id, checkpoint_id, NULL, NULL, 'source', NULL, 'checkpoint has no split enumerator state'
+FROM cp WHERE discovered IS NULL
