@@ -18,7 +18,10 @@ from .scenario import load
 
 
 def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mutant: str | None = None,
-                storage=None, spark=None, console=None, batch: int = 25) -> list[dict]:
+                storage=None, spark=None, console=None, batch: int = 25, on_result=None, keep_runs: bool = True) -> list[dict]:
+    """Emulate every seed, then judge them `batch` at a time; per seed a result dict (also
+    passed to ``on_result`` as soon as its batch is judged). ``keep_runs=False`` deletes each
+    run's objects once judged (long matrices of big runs on the embedded server)."""
     from .storage import ObjectStore
     from .validate import validate_runs
 
@@ -49,6 +52,11 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
                 unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
                 out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], "failed": failed,
                             "unknown": unknown})
+                if on_result is not None:
+                    on_result(out[-1])
+            if not keep_runs:
+                for store in stores:
+                    store.delete_many(store.list_keys(""))
             say(f"  judged {len(out)}/{len(seeds)} seeds of {scenario_name}")
     return out
 

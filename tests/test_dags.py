@@ -11,23 +11,10 @@ import copy
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-# Airflow reads its home at import: a scratch home (one per test session), SQLite, this repo.
-_HOME = os.environ.setdefault("REGIONCHAOS_TEST_AIRFLOW_HOME", tempfile.mkdtemp(prefix="regionchaos-airflow-"))
-os.environ.update({
-    "AIRFLOW_HOME": _HOME,
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
-    "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-    "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-})
-if str(ROOT / "plugins") not in sys.path:
-    sys.path.insert(0, str(ROOT / "plugins"))
+from tests.airflow_env import ROOT  # noqa: E402  (sets up Airflow before it is imported)
 
 from airflow.dag_processing.dagbag import DagBag  # noqa: E402
 from airflow.sdk import Param  # noqa: E402

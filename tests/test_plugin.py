@@ -12,25 +12,11 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
-import tempfile
 import uuid
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-# Airflow reads its home at import: a scratch home (one per test session), SQLite, this repo.
-_HOME = os.environ.setdefault("REGIONCHAOS_TEST_AIRFLOW_HOME", tempfile.mkdtemp(prefix="regionchaos-airflow-"))
-os.environ.update({
-    "AIRFLOW_HOME": _HOME,
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
-    "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-    "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-})
-if str(ROOT / "plugins") not in sys.path:
-    sys.path.insert(0, str(ROOT / "plugins"))
+import tests.airflow_env  # noqa: E402, F401  (sets up Airflow before it is imported)
 
 from fastapi.testclient import TestClient  # noqa: E402
 
