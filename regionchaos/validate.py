@@ -158,11 +158,14 @@ def tuned_session(spark, total_rows: int):
     """Spark SQL settings for many joins of small tables, restored afterwards. Below
     `SMALL_TABLES_ROWS` rows in all, Spark's cost per job and stage dominates: no adaptive
     re-planning (each adaptive stage is a job of its own), no broadcasts (a job each), one
-    shuffle partition (see also `prepare_tables`, which puts each table in one partition)."""
+    shuffle partition (see also `prepare_tables`, which puts each table in one partition), and
+    no whole-stage code generation: compiling the generated Java of every stage costs more
+    than running it on a few thousand rows (measured on `smoke`: the 12 suites as plain SQL
+    in 27 s instead of 41-49 s, bench/validate_cost.md)."""
     conf = {}
     if total_rows < SMALL_TABLES_ROWS:
         conf = {"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",
-                "spark.sql.shuffle.partitions": "1"}
+                "spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false"}
     old = {key: spark.conf.get(key, None) for key in conf}
     for key, value in conf.items():
         spark.conf.set(key, value)
