@@ -573,6 +573,7 @@ class Emulation:
         new_p = parallelism or old_p
         latest = coord.store.latest()
         restored = coord.restore_global(new_p)
+        self._rediscover()  # the enumerator is back at the checkpoint's view of the source
         self.parallelism = new_p
         self.restore_seq += 1
         self.log("global_restore", cause=cause, restore_id=self.restore_seq, restore_from=latest.checkpoint_id,
@@ -588,15 +589,23 @@ class Emulation:
                             [[c.channel, c.records[0], c.records[1]] for c in st.channel_state]])
         return out
 
+    def _rediscover(self) -> None:
+        """Partition discovery after a restart: the enumerator learns again every split the
+        source has by now (the initial ones and those discovered so far) that its state does
+        not know, e.g. splits discovered after the checkpoint it was restored from. Without
+        this they would never be read (``split_assignment_consistent`` finds them forgotten)."""
+        enum = self.coordinator.enumerator
+        known = set(enum.discovered)
+        found = [*range(self.sc.workload.splits),
+                 *(s for a in sorted(self.discovery_plan) if a <= self.attempt for s in self.discovery_plan[a])]
+        enum.add_splits(s for s in found if s not in known)
+
     def _restart_from_scratch(self, cause: str) -> None:
         """No completed checkpoint yet: the whole job starts over."""
         self.stats["global_failovers"] += 1
         self.log("global_restart_from_scratch", cause=cause)
         enum = self.coordinator.enumerator
-        # after a JobManager failover the enumerator is a new one: the source discovers its splits again
-        known = list(range(self.sc.workload.splits)) + [
-            s for a in sorted(self.discovery_plan) if a <= self.attempt for s in self.discovery_plan[a]]
-        enum.discovered = list(dict.fromkeys([*enum.discovered, *known]))
+        self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
         self.splits = {split: SplitProgress(self.length) for split in self.splits}
         enum.owner = {}
         enum.unassigned = sorted(enum.discovered)

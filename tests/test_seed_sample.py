@@ -22,3 +22,13 @@ def test_finding_fails_for_its_invariant(s3_server, spark):
     runs = judge_seeds("forced-global-tier2", [2], storage=s3_server.config, spark=spark)
     assert runs[0]["verdict"] == "invalid"
     assert sc.expect.invariant in runs[0]["failed"], runs[0]
+
+
+def test_discovered_splits_survive_global_restores(s3_server, spark):
+    """Swarm fault mixes on `coordinator-fallback`: in seeds 1 and 2 a global restore goes back
+    to a checkpoint older than some partition discoveries. The restored split enumerator must
+    learn those splits again (the source's discovery finds them), or they are never read and
+    `reachable_global_state` (split_assignment_consistent: 'forgotten') fails on a correct run."""
+    runs = judge_seeds("coordinator-fallback", [1, 2], overrides={"faults.swarm": True},
+                       storage=s3_server.config, spark=spark)
+    assert [(r["seed"], r["verdict"], r["failed"]) for r in runs] == [(1, "valid", []), (2, "valid", [])], runs
