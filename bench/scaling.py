@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"| {verdict['verdict']}{' ' + ','.join(failed) if failed else ''} |")
             console.print(f"  judged in {judge_s:.1f} s: {verdict['verdict']}")
     judge = "plain Spark SQL" if args.plain_sql else "GX suites"
-    print(f"Command: `.venv/bin/python bench/scaling.py {' '.join(argv if argv is not None else sys.argv[1:])}`\n")
+    print(f"Command: `{' '.join(['.venv/bin/python bench/scaling.py', *(argv if argv is not None else sys.argv[1:])])}`\n")
     print(f"Judged with: {judge}. 1-minute load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}.\n")
     print("| regions | checkpoints | subtask-checkpoints | records | global/regional/aborted | S3 requests (emulate) "
           "| emulate s | judge s | total s | peak RSS MiB | verdict |")
