@@ -27,7 +27,8 @@ pytestmark = pytest.mark.spark
 # mutant -> (scenario, seed, overrides, invariants it must fail)
 CASES: dict[str, tuple[str, int, dict, tuple[str, ...]]] = {
     "cleaner-ignores-refs": ("regional-basic", 1, {}, ("storage_safety",)),
-    "regional-final-checkpoint": ("bounded-final", 6, {}, ("final_checkpoint", "liveness", "exactly_once_output")),
+    "regional-final-checkpoint": ("bounded-final", 6, {}, ("final_checkpoint", "liveness", "exactly_once_output",
+                                                           "decisions_follow_rules")),
     "failed-region-commits": ("smoke", 1, {}, ("notifications", "exactly_once_output")),
     "no-forced-global": ("forced-global", 1, {}, ("decisions_follow_rules", "flip_bounds")),
     "ignore-failure-ratio": ("smoke", 1, {}, ("decisions_follow_rules",)),
@@ -90,6 +91,17 @@ def test_every_invariant_is_broken_by_a_mutant_or_finding():
 
     broken = {inv for *_, invariants in CASES.values() for inv in invariants} | set(FINDINGS.values())
     assert {s.name for s in load_suites()} == broken
+
+
+def test_suite_files_claim_what_this_module_proves():
+    """Each suite's ``broken_by`` (shown in Data Docs and expectations/README.md) lists exactly
+    the mutants and findings proven here to break it: no claim without a test."""
+    from regionchaos.validate import load_suites
+
+    for s in load_suites():
+        proven = {m for m, (*_, invariants) in CASES.items() if s.name in invariants}
+        assert set(s.mutants) == proven, f"{s.name}: broken_by lists {sorted(s.mutants)}, proven {sorted(proven)}"
+        assert set(s.findings) == {f for f, inv in FINDINGS.items() if inv == s.name}, s.name
 
 
 @pytest.mark.parametrize("mutant", sorted(CASES))
