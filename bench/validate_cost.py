@@ -20,11 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out: dict = {"scenario": args.scenario, "load_1m_before": round(os.getloadavg()[0], 2)}
     embedded = EmbeddedS3(bucket=args.bucket) if not args.s3_endpoint else None
-    with embedded if embedded is not None else nullcontext():
+    with embedded if embedded is not None else nullcontext(), ExitStack() as stack:
         config = embedded.config if embedded is not None else StorageConfig(endpoint_url=args.s3_endpoint,
                                                                              bucket=args.bucket)
         if args.run_id and args.s3_endpoint:
@@ -70,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         frames = T.build_frames(art)
         out["build_frames_s"] = round(time.perf_counter() - started, 1)
         started = time.perf_counter()
-        spill_dir = tempfile.mkdtemp(prefix="bench-tables-") if T.spill_possible(spark) else None
+        spill_dir = stack.enter_context(T.spill_directory(spark))
         tables = {name: T.to_spark(spark, name, f, spill_dir=spill_dir) for name, f in frames.items()}
         out["to_spark_s"] = round(time.perf_counter() - started, 1)
         rows = V.table_rows(frames)
@@ -101,8 +99,6 @@ def main(argv: list[str] | None = None) -> int:
         full = V.validate_run(spark, store, run_id)
         out["validate_run_s"] = round(time.perf_counter() - started, 1)
         out["validate_run_walls"] = full["wall_seconds"]
-        if spill_dir is not None:
-            shutil.rmtree(spill_dir, ignore_errors=True)
     out["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(out, sort_keys=True))
     return 0

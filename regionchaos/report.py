@@ -228,10 +228,8 @@ def plot_retained(frames: dict) -> str | None:
     return _png(fig)
 
 
-def plot_requests(summary: dict, store=None) -> str | None:
+def plot_requests(summary: dict) -> str | None:
     s3 = (summary.get("stats") or {}).get("s3") or {}
-    if not s3 and store is not None:  # the runner adds its totals after the report: the store's so far
-        s3 = store.stats.as_dict()
     by_op = dict(s3.get("requests_by_op") or {})
     dp = (s3.get("dataplane") or {}).get("s3_requests_by_op") or {}
     val = (summary.get("stats") or {}).get("validation_s3_requests") or {}
@@ -368,7 +366,7 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
         parts.append("<h2>Storage retained over time</h2>" + _img(plot_retained(frames), "retained storage", "retained"))
     else:
         parts.append("<p class='note' id='timeline'>no tables: the run's artifacts could not be read</p>")
-    parts.append("<h2>S3 requests</h2>" + _img(plot_requests(summary, store), "S3 requests", "requests"))
+    parts.append("<h2>S3 requests</h2>" + _img(plot_requests(summary), "S3 requests", "requests"))
     links = []
     if summary.get("datadocs"):
         links.append(f"Great Expectations Data Docs: <a href='../datadocs/index.html'>../datadocs/index.html</a> "

@@ -151,7 +151,7 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         walls["emulate"] = round(time.perf_counter() - started, 3)
         say(f"[bold]validate[/bold] {len(result.events)} events")
         summary = _judge(store, config, scenario, mutant, run_id, replay, spark, dict(result.stats), result.drawn,
-                         walls, _s3_stats(store, persistence), local_dir)
+                         walls, persistence, local_dir)
     return summary
 
 
@@ -173,11 +173,12 @@ def finish(run_id: str, *, storage, overrides: dict[str, Any] | None = None, spa
             spark = get_spark()
         return _judge(store, config, scenario, doc.get("mutant"), run_id, doc.get("replay") or replay_line(
             scenario.name, scenario.seed, overrides, doc.get("mutant")), spark, {}, doc.get("drawn", {}), {},
-            store.stats.as_dict(), local_dir)
+            None, local_dir)
 
 
-def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, s3_stats, local_dir) -> dict:
-    """validate -> summary -> report -> summary.json (and a local mirror)."""
+def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, persistence, local_dir) -> dict:
+    """validate -> summary -> report -> summary.json (and a local mirror). ``persistence`` is
+    the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere."""
     from .validate import validate_run
 
     started = time.perf_counter()
@@ -187,6 +188,7 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
         validation = {"checks": [], "verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
     walls["validate"] = round(time.perf_counter() - started, 3)
     summary = _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
+    summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
     started = time.perf_counter()
     try:
         from .report import build_report
@@ -197,7 +199,6 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
         summary["report_error"] = f"{type(exc).__name__}: {exc}"
     walls["report"] = round(time.perf_counter() - started, 3)
     summary["stats"]["wall_seconds"] = walls
-    summary["stats"]["s3"] = s3_stats
     store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
     if local_dir is not None:
         summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))

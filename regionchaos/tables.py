@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -400,11 +403,8 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             par = int(m["parallelism"].get(op, p_time))
             region = region_of(vertex, sub, p_time, topo)
             handles, channels = en["handles"], en["channelState"]
-            if len(handles) == 1 and not channels:
-                lo = hi = handles[0][2]
-            else:
-                origins = [h[2] for h in handles] + [c[2] for c in channels]
-                lo, hi = (min(origins), max(origins)) if origins else (None, None)
+            origins = [h[2] for h in handles] + [c[2] for c in channels]
+            lo, hi = (min(origins), max(origins)) if origins else (None, None)
             entry_rows.append((rid, cid, ctype, op, vertex, sub, region, par, ref, lo, hi, len(handles),
                                len(channels), sum(len(h[3]) for h in handles)))
             pos = 0
@@ -583,6 +583,20 @@ _ARROW_SCALARS = {"string": "string", "int": "int32", "bigint": "int64", "double
 def spill_possible(spark) -> bool:
     """Spilling writes local files that executors read back: only on a local master."""
     return spark.sparkContext.master.startswith("local")
+
+
+@contextmanager
+def spill_directory(spark):
+    """A scratch directory for `to_spark`'s Parquet files (None where spilling is not
+    possible), removed when the DataFrames built from it are no longer used."""
+    if not spill_possible(spark):
+        yield None
+        return
+    path = tempfile.mkdtemp(prefix="regionchaos-tables-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _spill(spark, name: str, frame: pd.DataFrame, directory: str):

@@ -446,29 +446,28 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
     started = time.perf_counter()
     frames = tables_mod.build_frames(art)
     tables_mod.remember_frames(store, frames)
-    spill_dir = tempfile.mkdtemp(prefix="regionchaos-tables-") if tables_mod.spill_possible(spark) else None
     docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-datadocs-")) if docs else None
     try:
-        tables = {name: tables_mod.to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
-        rows = {name: int(len(frame)) for name, frame in frames.items()}
-        for name in UNUSED_AFTER_LOAD:  # the big ones live on in Spark; stats and report do not need them
-            frames[name] = frames[name].iloc[0:0]
-        walls["tables"] = round(time.perf_counter() - started, 3)
-        per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
-        walls.update(timings)
-        checks = per_run[run_id]
-        stats = run_stats(frames)
-        stats["table_rows"] = rows
-        stats["validation_s3_requests"] = art.requests
-        out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
-        if upload:
-            started = time.perf_counter()
-            _upload(store, out, result, docs_dir)
-            walls["upload"] = round(time.perf_counter() - started, 3)
+        with tables_mod.spill_directory(spark) as spill_dir:
+            tables = {name: tables_mod.to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
+            rows = {name: int(len(frame)) for name, frame in frames.items()}
+            for name in UNUSED_AFTER_LOAD:  # the big ones live on in Spark; stats and report do not need them
+                frames[name] = frames[name].iloc[0:0]
+            walls["tables"] = round(time.perf_counter() - started, 3)
+            per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
+            walls.update(timings)
+            checks = per_run[run_id]
+            stats = run_stats(frames)
+            stats["table_rows"] = rows
+            stats["validation_s3_requests"] = art.requests
+            out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
+            if upload:
+                started = time.perf_counter()
+                _upload(store, out, result, docs_dir)
+                walls["upload"] = round(time.perf_counter() - started, 3)
     finally:
-        for path in (docs_dir, spill_dir):
-            if path is not None:
-                shutil.rmtree(path, ignore_errors=True)
+        if docs_dir is not None:
+            shutil.rmtree(docs_dir, ignore_errors=True)
     return out
 
 
@@ -498,17 +497,13 @@ def load_many(spark, stores: list, *, spill_dir: str | None = None) -> tuple[dic
 def validate_runs(spark, stores: list, *, plain_sql: bool = False) -> dict[str, dict]:
     """Judge many runs with one pass of the suites (GX, or plain Spark SQL): run id ->
     {"checks", "verdict"}. Nothing is written (swarm, tests, benchmarks)."""
-    spill_dir = tempfile.mkdtemp(prefix="regionchaos-tables-") if tables_mod.spill_possible(spark) else None
-    try:
+    with tables_mod.spill_directory(spark) as spill_dir:
         tables, frames, arts = load_many(spark, stores, spill_dir=spill_dir)
         run_ids = list(arts)
         if plain_sql:
             per_run = plain_sql_checks(spark, tables, run_ids, total_rows=table_rows(frames))
         else:
             per_run, _, _ = gx_checks(spark, tables, run_ids, total_rows=table_rows(frames))
-    finally:
-        if spill_dir is not None:
-            shutil.rmtree(spill_dir, ignore_errors=True)
     return {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
 
 

@@ -243,6 +243,10 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
     assert results["verdict"] == "invalid" and len(results["checks"]) == 12
     page = store.get("report/index.html").decode()
     assert "INVALID" in page and "decisions_follow_rules" in page and "http" not in page.split("<body>", 1)[1]
+    # the S3 totals are taken after validation (its reads count) and before the report, which plots them
+    s3 = summary["stats"]["s3"]["requests_by_op"]
+    assert s3["GetObject"] >= summary["stats"]["validation_s3_requests"]["GetObject"] > 0 and s3["PutObject"] > 0
+    assert '<img id="requests"' in page
 
 
 @pytest.mark.spark
@@ -262,3 +266,20 @@ def test_spark_job_validates_an_emulated_run(s3_server, spark, smoke_store, caps
     assert summary["verdict"] == "valid" and len(summary["checks"]) == 12 and summary["stats"]["triggered"] > 0
     assert smoke_store.get("report/index.html").startswith(b"<!DOCTYPE html>")
     assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
+
+
+@pytest.mark.spark
+def test_finish_judges_a_run_emulated_elsewhere(s3_server, spark):
+    """The spark-submit path: the emulation ran on a cluster (here: in this process, with a
+    mutant), then `runner.finish` judges it from what is under the run's prefix alone."""
+    run_id = "finish-smoke-s1-failed-region-commits"
+    scenario = load("smoke", seed=1)
+    store = ObjectStore.for_run(s3_server.config, run_id)
+    runner.prepare_run(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
+    runner.emulate(scenario, store=store, mutant="failed-region-commits", spark=None)
+    summary = runner.finish(run_id, storage=s3_server.config, spark=spark)
+    assert runner.exit_code(summary) == runner.EXIT_INVALID
+    assert summary["mutant"] == "failed-region-commits" and summary["replay"] == "elsewhere"
+    assert {"notifications", "exactly_once_output"} <= {c["name"] for c in summary["checks"] if c["success"] is False}
+    assert json.loads(store.get("summary.json"))["verdict"] == "invalid"
+    assert summary["stats"]["s3"]["requests_by_op"]["GetObject"] > 0
