@@ -101,7 +101,7 @@ def print_summary(summary: dict, console: Console) -> None:
         mark = {True: "[green]ok[/green]", False: "[red]FAILED[/red]"}.get(check.get("success"), "[yellow]unknown[/yellow]")
         console.print(f"  {mark:<24} {check['name']}  unexpected={check.get('unexpected_count')}")
     if summary.get("error"):
-        console.print(f"[yellow]validation error:[/yellow] {summary['error']}")
+        console.print(f"[yellow]error (verdict unknown):[/yellow] {summary['error']}")
     console.print(f"report: {summary['report']}")
     if summary.get("local"):
         console.print(f"report (local copy): {summary['local']}/report/index.html")
@@ -155,7 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, StorageError):
             console.print(f"[red]storage error:[/red] {exc}", highlight=False)
             return runner.EXIT_UNKNOWN
-        raise
+        # anything else is an infrastructure error: verdict unknown (3), never "invariant violated" (1)
+        console.print(f"[red]error ({type(exc).__name__}), verdict unknown:[/red] {exc}", highlight=False)
+        if os.environ.get("REGIONCHAOS_DEBUG"):
+            console.print_exception()
+        return runner.EXIT_UNKNOWN
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import json
 import shlex
 import subprocess
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +147,12 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         started = time.perf_counter()
         prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
         say(f"[bold]emulate[/bold] {scenario.name} seed={scenario.seed} mutant={mutant or 'none'} run_id={run_id}")
-        result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
-                                      progress=_progress_printer(say, scenario))
+        try:
+            result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
+                                          progress=_progress_printer(say, scenario))
+        except Exception as exc:  # an emulator crash judges nothing: unknown, never invalid
+            walls["emulate"] = round(time.perf_counter() - started, 3)
+            return _crashed(store, config, scenario, mutant, run_id, replay, walls, "emulate", exc, local_dir)
         walls["emulate"] = round(time.perf_counter() - started, 3)
         say(f"[bold]validate[/bold] {len(result.events)} events")
         summary = _judge(store, config, scenario, mutant, run_id, replay, spark, dict(result.stats), result.drawn,
@@ -185,7 +190,7 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     try:
         validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
     except Exception as exc:  # a check that could not run is unknown, never valid
-        validation = {"checks": [], "verdict": "unknown", "error": f"{type(exc).__name__}: {exc}"}
+        validation = {"checks": [], "verdict": "unknown", "error": f"validate failed: {type(exc).__name__}: {exc}"}
     walls["validate"] = round(time.perf_counter() - started, 3)
     summary = _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
     summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
@@ -202,6 +207,21 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
     if local_dir is not None:
         summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+    return summary
+
+
+def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir) -> dict:
+    """The summary of a run whose ``phase`` raised: verdict unknown (exit 3), the error in it."""
+    error = f"{phase} failed: {type(exc).__name__}: {exc}"
+    summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, {"checks": [], "verdict": "unknown",
+                       "error": error}, config, replay)
+    summary["traceback"] = "".join(traceback.format_exception(exc))[-8000:]
+    try:
+        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+        if local_dir is not None:
+            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+    except Exception as put_exc:  # noqa: BLE001 - storage may be what failed
+        summary["error"] += f"; summary.json not written: {type(put_exc).__name__}: {put_exc}"
     return summary
 
 

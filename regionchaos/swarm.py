@@ -35,23 +35,30 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
             spark = get_spark()
         for start in range(0, len(seeds), batch):
             chunk = seeds[start : start + batch]
-            stores, meta = [], {}
+            stores, meta, crashed = [], {}, {}
             for seed in chunk:
                 scenario = load(scenario_name, overrides=overrides, seed=seed)
                 run_id = runner.default_run_id(scenario, mutant)
                 replay = runner.replay_line(scenario_name, seed, overrides, mutant)
                 store = ObjectStore.for_run(config, run_id)
                 runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-                result, _ = runner.emulate(scenario, store=store, mutant=mutant, spark=None)
+                meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict}
+                try:
+                    result, _ = runner.emulate(scenario, store=store, mutant=mutant, spark=None)
+                except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
+                    crashed[run_id] = f"emulate failed: {type(exc).__name__}: {exc}"
+                    meta[run_id]["stats"] = {}
+                    continue
                 stores.append(store)
-                meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict,
-                                "stats": result.stats}
-            results = validate_runs(spark, stores)
+                meta[run_id]["stats"] = result.stats
+            results = validate_runs(spark, stores) if stores else {}
+            results.update({run_id: {"checks": [], "verdict": "unknown", "error": error}
+                            for run_id, error in crashed.items()})
             for run_id, res in results.items():
                 failed = [c["name"] for c in res["checks"] if c.get("success") is False]
                 unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
                 out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], "failed": failed,
-                            "unknown": unknown})
+                            "unknown": unknown, **({"error": res["error"]} if res.get("error") else {})})
                 if on_result is not None:
                     on_result(out[-1])
             if not keep_runs:
