@@ -33,32 +33,44 @@ BATCH_VIEW = "rc_batch"  # the {batch} placeholder of the rule SQL (the run tabl
 COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
 
 SUITE_SQL: dict[str, str] = {}  # suite name -> the UNION ALL of its rules, tagged with ``rule``
+SUITE_RULES: dict[str, tuple[str, ...]] = {}  # suite name -> its rule names (the evaluability probe included)
 
 
-def register_suite(name: str, combined_sql: str) -> None:
+def register_suite(name: str, combined_sql: str, rules: tuple[str, ...]) -> None:
     SUITE_SQL[name] = combined_sql
+    SUITE_RULES[name] = tuple(rules)
 
 
-def violations_query(combined_sql: str, batch_view: str = BATCH_VIEW) -> str:
-    """One query: per (run, rule) the count of violating rows and the first examples."""
+def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW) -> str:
+    """One query: for EVERY run of the batch and every rule, the count of violating rows (0
+    included, so a run with no result row is a rule that did not answer) and the first examples."""
     body = combined_sql.replace("{batch}", batch_view)
     order = "checkpoint_id NULLS FIRST, region NULLS FIRST, subtask NULLS FIRST, operator, split NULLS FIRST, detail"
-    return (
-        "SELECT rule, run_id, violations, checkpoint_id, region, subtask, operator, split, detail FROM ("
-        " SELECT v.*, count(*) OVER (PARTITION BY v.run_id, v.rule) AS violations,"
+    names = ", ".join(f"('{r}')" for r in rules)
+    ranked = (
+        "SELECT v.*, count(*) OVER (PARTITION BY v.run_id, v.rule) AS violations,"
         f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn"
-        f" FROM ({body}) v) WHERE rn <= {EXAMPLES_PER_RUN}"
+        f" FROM ({body}) v"
+    )
+    return (
+        "SELECT r.rule, b.run_id, coalesce(x.violations, 0) AS violations, x.checkpoint_id, x.region, x.subtask,"
+        " x.operator, x.split, x.detail"
+        f" FROM (SELECT DISTINCT run_id FROM {batch_view}) b CROSS JOIN (VALUES {names}) AS r(rule)"
+        f" LEFT JOIN (SELECT * FROM ({ranked}) WHERE rn <= {EXAMPLES_PER_RUN}) x"
+        " ON x.run_id = b.run_id AND x.rule = r.rule"
     )
 
 
-def collect_violations(spark, combined_sql: str, batch_view: str = BATCH_VIEW) -> dict[str, dict[str, dict]]:
-    """rule -> run_id -> {"count": n, "examples": [row dicts]} (only rules with violations)."""
+def collect_violations(spark, combined_sql: str, rules: tuple[str, ...],
+                       batch_view: str = BATCH_VIEW) -> dict[str, dict[str, dict]]:
+    """rule -> run_id -> {"count": n, "examples": [row dicts]}, an entry for every rule and run."""
     out: dict[str, dict[str, dict]] = {}
-    for row in spark.sql(violations_query(combined_sql, batch_view)).collect():
+    for row in spark.sql(violations_query(combined_sql, rules, batch_view)).collect():
         d = row.asDict()
         rule, run_id, n = d.pop("rule"), d["run_id"], int(d.pop("violations"))
         entry = out.setdefault(rule, {}).setdefault(run_id, {"count": n, "examples": []})
-        entry["examples"].append(d)
+        if n:
+            entry["examples"].append(d)
     return out
 
 
@@ -82,7 +94,7 @@ class SuiteViolations(QueryMetricProvider):
             raise KeyError(f"suite {suite!r} is not registered (regionchaos.validate loads the suites)")
         df, _, _ = execution_engine.get_compute_domain(metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE)
         df.createOrReplaceTempView(BATCH_VIEW)
-        return collect_violations(execution_engine.spark, SUITE_SQL[suite])
+        return collect_violations(execution_engine.spark, SUITE_SQL[suite], SUITE_RULES[suite])
 
 
 class ExpectRuleHolds(UnexpectedRowsExpectation):
@@ -108,8 +120,8 @@ class ExpectRuleHolds(UnexpectedRowsExpectation):
         per_run = metrics["regionchaos.suite_violations"].get(self.rule, {})
         total = sum(v["count"] for v in per_run.values())
         examples = [row for run in sorted(per_run) for row in per_run[run]["examples"]]
-        return {
-            "success": total == 0,
+        return {  # a rule that answered for no run at all has not held: not a success
+            "success": bool(per_run) and total == 0,
             "result": {
                 "observed_value": total,
                 "details": {

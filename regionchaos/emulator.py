@@ -303,14 +303,16 @@ class Emulation:
         return not discovery_left and not self.coordinator.enumerator.unassigned
 
     def _check_end_of_input(self) -> None:
-        if self.length is None or self.coordinator.sources_exhausted:
-            return
-        if not self._no_more_splits():
+        """FLIP-147: the next checkpoint is the final one only while every split has been read
+        to its end right now. A failover after the end of input rewinds a region, which then
+        replays: the end of input is revoked until it has caught up again (never latched)."""
+        if self.length is None:
             return
         owned = [self.splits[s] for splits in self.owned.values() for s in splits]
-        if all(sp.consumed == sp.length for sp in owned):
-            self.coordinator.sources_exhausted = True
-            self.log("sources_exhausted")
+        exhausted = self._no_more_splits() and all(sp.consumed == sp.length for sp in owned)
+        if exhausted != self.coordinator.sources_exhausted:
+            self.coordinator.sources_exhausted = exhausted
+            self.log("sources_exhausted" if exhausted else "end_of_input_revoked")
 
     # -- checkpointing --------------------------------------------------------------
 

@@ -8,10 +8,12 @@ Out: ``validate_run(...) -> {"checks", "verdict", "stats", "wall_seconds"}``, wi
      Data Docs (``datadocs/index.html``) uploaded under the run's prefix.
      ``plain_sql_checks(spark, tables)`` runs the same rule SQL without GX (cost benchmark).
 
-A check is the verdict of one suite for one run (Jepsen's checker): ``success`` true, false,
-or None (unknown) when the suite could not be evaluated (its ``_evaluable.sql`` found a
-reason) or raised. Checks merge false > unknown > true into the run's verdict; no checks at
-all is unknown, never valid.
+A check is the verdict of one suite for one run (Jepsen's checker), taken from GX's own
+validation result: each expectation's ``success`` and its per-run unexpected rows (every rule
+answers for every run of the batch, 0 rows included). ``success`` is true, false, or None
+(unknown) when the suite could not be evaluated (its ``_evaluable.sql`` found a reason), raised,
+or a rule has no result for the run. Checks merge false > unknown > true into the run's
+verdict; no checks at all is unknown, never valid.
 
 GX is built once per process (`GXValidator.get`): an ephemeral context, one suite and one
 validation definition per invariant, all on a Spark dataframe asset whose batch is the
@@ -78,6 +80,10 @@ class Suite:
     findings: tuple[str, ...]
     rules: tuple[Rule, ...]
     evaluable: Rule
+
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in (self.evaluable, *self.rules))
 
     def combined_sql(self) -> str:
         """Every rule (and the evaluability probe) in one query, tagged with ``rule``."""
@@ -194,28 +200,81 @@ def prepare_tables(tables: dict, total_rows: int) -> dict:
 
 
 def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, error: str | None) -> dict:
-    """One run's check for one suite from rule -> {run_id -> {count, examples}}."""
+    """One run's check for one suite from GX's results: rule -> {"success", "by_run"}.
+
+    A rule passes for the run only if GX's expectation has a result, did not raise, and holds an
+    explicit entry for the run with no unexpected rows, consistent with the expectation's own
+    ``success``. A rule with no result, no entry for the run, or a result at odds with GX's
+    success is unknown; the suite is false if a rule fails, else unknown if one is unknown."""
     check: dict[str, Any] = {"name": suite.name, "suite": suite.name, "invariant": suite.invariant,
                              "title": suite.title}
     if error is not None:
         return {**check, "success": None, "unexpected_count": None, "examples": [], "rules": {},
                 "error": error}
     rule_results = rule_results or {}
-    not_evaluable = rule_results.get(EVALUABLE, {}).get(run_id)
-    counts, examples = {}, []
-    for rule in suite.rules:
-        got = rule_results.get(rule.name, {}).get(run_id)
-        counts[rule.name] = got["count"] if got else 0
-        if got:
-            examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
-                         for row in got["examples"]]
-    total = sum(counts.values())
-    check.update(unexpected_count=total, rules=counts, examples=examples[:EXAMPLES_IN_CHECK])
-    if not_evaluable:
-        reasons = "; ".join(sorted({row["detail"] for row in not_evaluable["examples"]}))
-        return {**check, "success": None, "error": f"cannot be evaluated: {reasons}"}
-    check["success"] = total == 0
+    counts, examples, unknown = {}, [], []
+    for rule in (suite.evaluable, *suite.rules):
+        verdict, got = _rule_for_run(rule_results.get(rule.name), run_id)
+        if verdict is None:
+            unknown.append(f"{rule.name}: {got}")
+            continue
+        if rule is suite.evaluable:
+            if verdict is False:
+                reasons = "; ".join(sorted({row["detail"] for row in got["examples"]}))
+                return {**check, "success": None, "unexpected_count": None, "examples": [], "rules": {},
+                        "error": f"cannot be evaluated: {reasons}"}
+            continue
+        counts[rule.name] = got["count"]
+        examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
+                     for row in got["examples"]]
+    failed = [name for name, n in counts.items() if n]
+    check.update(unexpected_count=sum(counts.values()), rules=counts, examples=examples[:EXAMPLES_IN_CHECK],
+                 failed_rules=failed)
+    if failed:
+        check["success"] = False
+        if unknown:
+            check["unknown_rules"] = unknown
+    elif unknown:
+        check.update(success=None, error="no result: " + "; ".join(unknown))
+    else:
+        check["success"] = True
     return check
+
+
+def _rule_for_run(result: dict | None, run_id: str) -> tuple[bool | None, Any]:
+    """(True passes / False fails / None unknown, the run's entry or why unknown)."""
+    if result is None:
+        return None, "no result from GX"
+    by_run = result.get("by_run") or {}
+    entry = by_run.get(run_id)
+    if entry is None or not isinstance(entry.get("count"), int):
+        return None, "no result for this run"
+    success = result.get("success")
+    if success not in (True, False):
+        return None, "GX gave no success value"
+    if success and entry["count"] > 0:
+        return None, "GX reports success but the run has unexpected rows"
+    if not success and all(v.get("count") == 0 for v in by_run.values()):
+        return None, "GX reports failure but no run has unexpected rows"
+    return entry["count"] == 0, entry
+
+
+def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
+    """GX's checkpoint result -> (suite -> rule -> {"success", "by_run"}, suite -> error)."""
+    rules: dict[str, dict] = {}
+    errors: dict[str, str] = {}
+    for vr in result.run_results.values():
+        suite = vr.suite_name
+        rules[suite] = {}
+        for r in vr.results:
+            raised = _raised(r.exception_info)
+            if raised is not None:  # GX reports a failed metric as success false: it is unknown
+                errors[suite] = raised[:2000]
+                continue
+            details = (r.result or {}).get("details") or {}
+            rules[suite][r.expectation_config.kwargs["rule"]] = {"success": r.success,
+                                                                 "by_run": details.get("by_run")}
+    return rules, errors
 
 
 def merge_verdict(checks: list[dict]) -> str:
@@ -256,7 +315,7 @@ class GXValidator:
         self.suites = load_suites(directory)
         self.custom = load_custom(directory)
         for suite in self.suites:
-            self.custom.register_suite(suite.name, suite.combined_sql())
+            self.custom.register_suite(suite.name, suite.combined_sql(), suite.rule_names)
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.context = context
@@ -281,22 +340,9 @@ class GXValidator:
     def validate(self, run_df) -> tuple[dict[str, dict], dict[str, str], Any]:
         """Run every suite on the batch ``run_df`` (views must be registered).
 
-        Returns (suite -> rule -> run -> {count, examples}, suite -> error, checkpoint result)."""
+        Returns (suite -> rule -> {"success", "by_run"}, suite -> error, checkpoint result)."""
         result = self.checkpoint.run(batch_parameters={"dataframe": run_df})
-        rules: dict[str, dict] = {}
-        errors: dict[str, str] = {}
-        for vr in result.run_results.values():
-            suite = vr.suite_name
-            rules[suite] = {}
-            for r in vr.results:
-                kwargs = r.expectation_config.kwargs
-                raised = _raised(r.exception_info)
-                if raised is not None:  # GX reports a failed metric as success false: it is unknown
-                    errors[suite] = raised[:2000]
-                    continue
-                by_run = ((r.result or {}).get("details") or {}).get("by_run") or {}
-                if by_run:
-                    rules[suite][kwargs["rule"]] = by_run
+        rules, errors = rule_results_from_gx(result)
         return rules, errors, result
 
     def build_docs(self, result, target: Path) -> Path:
@@ -372,7 +418,9 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
         for suite in suites:
             error = None
             try:
-                found = custom.collect_violations(spark, suite.combined_sql(), batch_view="rc_run")
+                found = custom.collect_violations(spark, suite.combined_sql(), suite.rule_names, batch_view="rc_run")
+                found = {rule: {"success": all(v["count"] == 0 for v in by_run.values()), "by_run": by_run}
+                         for rule, by_run in found.items()}
             except Exception as exc:
                 found, error = {}, f"{type(exc).__name__}: {exc}"
             for run_id in run_ids:

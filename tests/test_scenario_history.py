@@ -140,3 +140,36 @@ def test_seed_replays_and_differs(name):
     _, b = _history(name, seed=5)
     _, c = _history(name, seed=6)
     assert a == b and a != c
+
+
+@pytest.mark.parametrize("seed", [6, 23, 29])
+def test_failover_after_end_of_input_does_not_end_the_job_early(seed):
+    """FLIP-147 regression: a region failover after the sources were exhausted rewinds that
+    region; the job may end only once it has replayed to the end again. Before the fix the
+    end of input was latched, the next global checkpoint was taken as final, and records of
+    the replaying region were never committed (these seeds of bounded-final with
+    faults.subtask_crash=0.3)."""
+    sc = load("bounded-final", seed=seed, overrides={"faults.subtask_crash": 0.3})
+    persistence = MemoryPersistence()
+    ev = Emulation(sc, persistence).run().events
+    exhausted_at = next(e["seq"] for e in ev if e["kind"] == "sources_exhausted")
+    assert any(e["kind"] == "region_failover" and e["seq"] > exhausted_at for e in ev), \
+        "the schedule must fail a region over after the end of input"
+    assert _kinds(ev)["job_finished"] == 1
+    committed: dict[int, list[tuple[int, int]]] = {}
+    for txn in persistence.commits:  # the sink's committed transactions, not the emulator's counters
+        committed.setdefault(txn["split"], []).append((txn["start"], txn["end"]))
+    length = sc.workload.records_per_split
+    splits = range(sc.workload.splits + sc.workload.discovered_splits)
+    assert {s: sorted(committed.get(s, [])) for s in splits} == \
+        {s: _contiguous(sorted(committed.get(s, [])), length) for s in splits}
+
+
+def _contiguous(ranges, length):
+    """The ranges if they tile [0, length) exactly once, else a marker that never equals them."""
+    pos = 0
+    for start, end in ranges:
+        if start != pos:
+            return ["gap or overlap", pos, start]
+        pos = end
+    return ranges if pos == length else ["short", pos, length]

@@ -11,6 +11,7 @@ Out: exit code 3 and a summary.json on storage whose verdict is `unknown` with t
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import pytest
 
@@ -47,3 +48,100 @@ def test_unexpected_exception_in_the_cli_is_exit_3_not_a_traceback(monkeypatch, 
     assert code == runner.EXIT_UNKNOWN
     out = capsys.readouterr().out
     assert "verdict unknown" in out and "spark went away" in out
+
+
+# -- GX decides --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gx_result(spark, s3_server):
+    """A real GX validation of one valid smoke run: (checkpoint result, run id)."""
+    from regionchaos import tables as T, validate as V
+    from regionchaos.scenario import load
+
+    run_id = "verdict-smoke-s1"
+    store = ObjectStore.for_run(s3_server.config, run_id)
+    scenario = load("smoke", seed=1)
+    runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="-")
+    runner.emulate(scenario, store=store, spark=None)
+    frames = T.build_frames(T.read_run(store, run_id))
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    tables = V.prepare_tables(tables, V.table_rows(frames))
+    V.register_views(tables)
+    with V.tuned_session(spark, V.table_rows(frames)):
+        _, _, result = V.GXValidator.get().validate(tables["run"])
+    return result, run_id
+
+
+def _checks(result, run_id):
+    from regionchaos import validate as V
+
+    rules, errors = V.rule_results_from_gx(result)
+    return {s.name: V._check(s, run_id, rules.get(s.name), errors.get(s.name)) for s in V.load_suites()}
+
+
+@contextmanager
+def edited(result, suite: str, rule: str):
+    """Yield (suite result, rule result) of the shared GX result; undo every edit afterwards."""
+    vr, r = _expectation(result, suite, rule)
+    results, success, by_run = list(vr.results), r.success, dict(r.result["details"]["by_run"])
+    try:
+        yield vr, r
+    finally:
+        vr.results[:] = results
+        r.success = success
+        r.result["details"]["by_run"] = by_run
+
+
+def _expectation(result, suite: str, rule: str):
+    vr = next(v for v in result.run_results.values() if v.suite_name == suite)
+    return vr, next(r for r in vr.results if r.expectation_config.kwargs["rule"] == rule)
+
+
+@pytest.mark.spark
+def test_every_rule_answers_for_the_run_and_the_valid_run_is_valid(gx_result):
+    result, run_id = gx_result
+    for vr in result.run_results.values():
+        for r in vr.results:
+            assert r.result["details"]["by_run"][run_id]["count"] == 0, r.expectation_config.kwargs["rule"]
+            assert r.success is True
+    checks = _checks(result, run_id)
+    assert all(c["success"] is True for c in checks.values())
+
+
+@pytest.mark.spark
+def test_a_removed_rule_result_makes_its_suite_unknown(gx_result):
+    result, run_id = gx_result
+    with edited(result, "notifications", "failed_region_did_not_commit") as (vr, gone):
+        vr.results.remove(gone)
+        checks = _checks(result, run_id)
+    assert checks["notifications"]["success"] is None
+    assert "failed_region_did_not_commit" in checks["notifications"]["error"]
+    assert all(c["success"] is True for n, c in checks.items() if n != "notifications")
+
+
+@pytest.mark.spark
+def test_a_rule_that_returned_nothing_for_the_run_is_unknown(gx_result):
+    result, run_id = gx_result
+    with edited(result, "liveness", "global_after_faults") as (_, r):
+        r.result["details"]["by_run"].pop(run_id)
+        assert _checks(result, run_id)["liveness"]["success"] is None
+
+
+@pytest.mark.spark
+def test_gx_failure_with_no_unexpected_rows_is_unknown_not_valid(gx_result):
+    result, run_id = gx_result
+    with edited(result, "flip_bounds", "ref_chain_depth_within_bound") as (_, r):
+        r.success = False  # GX says the rule failed: the verdict may not call it valid
+        assert _checks(result, run_id)["flip_bounds"]["success"] is None
+
+
+@pytest.mark.spark
+def test_unexpected_rows_fail_the_suite_for_that_run_only(gx_result):
+    result, run_id = gx_result
+    with edited(result, "exactly_once_output", "no_duplicate_commit") as (_, r):
+        r.success = False
+        r.result["details"]["by_run"]["other-run"] = {"count": 2, "examples": [{"run_id": "other-run", "detail": "x"}]}
+        assert _checks(result, run_id)["exactly_once_output"]["success"] is True
+        other = _checks(result, "other-run")["exactly_once_output"]
+    assert other["success"] is False and other["failed_rules"] == ["no_duplicate_commit"]
