@@ -88,10 +88,11 @@ def regionchaos_swarm():
         result = swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
                        storage=resolve_storage())
         rows = []
+        known = {k["seed"] for k in result.get("known_findings", [])}  # fails only a recorded finding's invariants
         for run in result["runs"]:
             replay = runner.replay_line(batch["scenario_name"], run["seed"], {"faults.swarm": True},
                                         batch["mutant"])
-            rows.append({**run, "replay": replay})
+            rows.append({**run, "replay": replay, "known_finding": run["seed"] in known})
             if run["verdict"] != "valid":
                 print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {replay}", flush=True)
         print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} invalid, "

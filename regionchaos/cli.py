@@ -122,6 +122,10 @@ def cmd_swarm(args, console: Console) -> int:
     else:
         console.print(f"swarm: {result['judged']} seeds judged, {len(result['failing'])} failing, "
                       f"{result['unknown']} unknown, {result['wall_seconds']} s")
+        if result.get("known_findings"):
+            console.print(f"  {len(result['known_findings'])} seeds fail only invariants of recorded findings "
+                          "(FINDINGS.md): " + ", ".join(f"seed {k['seed']} ({', '.join(k['failed'])})"
+                                                        for k in result["known_findings"][:10]))
         for failing in result["failing"]:
             console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {failing['replay']}")
     if result["unknown"]:

@@ -81,7 +81,7 @@ NO_SPLIT = -1  # split of the emulator's placeholder row for a source subtask th
 # Compact state rows shipped to Spark tasks (tuples pickle far smaller than the row dicts):
 #   ("source", subtask, split, src)
 #   ("counter", subtask, split, consumed, lost, chan_start, chan_end, pending)
-#   ("epoch" | "rules", subtask, element, value)
+#   ("offsets" | "epoch" | "rules", subtask, element, value)
 
 
 class MetadataExists(StorageError):
@@ -217,7 +217,7 @@ def build_state_file(checkpoint_id: int, rows: Iterable[tuple], sums: PrefixSums
                 c_count, c_sum = sums.count_sum(split, chan_start, chan_end)
                 segments[f"counter/{sub}/channel/{split}"] = {
                     "split": split, "start": chan_start, "end": chan_end, "count": c_count, "sum": c_sum}
-        else:  # epoch (union) / rules (broadcast); a process subtask without splits still
+        else:  # offsets / epoch (union), rules (broadcast); a process subtask without splits still
             # has its (empty) counter and sink segments: the metadata names them
             segments.setdefault(f"{op}/{sub}", []).append({"element": list(row[2]), "value": row[3]})
             if op == "epoch":

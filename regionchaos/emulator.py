@@ -8,7 +8,10 @@ Out: a :class:`RunResult` with the history (one event per protocol step) and
 
 The job (PROTOCOL.md section 1) has two job vertices joined by a POINTWISE
 (forward) or ALL_TO_ALL edge:
-  source  [source: even-split split offsets; its OperatorCoordinator is the SplitEnumerator]
+  source  [source: even-split split ownership; its OperatorCoordinator is the SplitEnumerator,
+           offsets: union list state of (split, offset), the legacy FlinkKafkaConsumer's pattern:
+           each subtask writes the offsets of its splits; on restore every subtask gets every
+           entry and resumes each of its splits from the last entry for it]
   process [counter: even-split per-split count/sum + input channel state,
            epoch: union state, rules: broadcast state,
            sink: two-phase-commit, even-split pending transactions]
@@ -45,7 +48,9 @@ from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVert
 from .scenario import Partitioning, Scenario
 
 SOURCE, PROCESS = "source", "process"
-OPERATOR_MODES = {"source": EVEN_SPLIT, "counter": EVEN_SPLIT, "epoch": UNION, "rules": BROADCAST, "sink": EVEN_SPLIT}
+OPERATOR_MODES = {"source": EVEN_SPLIT, "offsets": UNION, "counter": EVEN_SPLIT, "epoch": UNION, "rules": BROADCAST,
+                  "sink": EVEN_SPLIT}
+SOURCE_OPERATORS = ("source", "offsets")
 PROCESS_OPERATORS = ("counter", "epoch", "rules", "sink")
 _RATES = 6  # rng stream for record rates
 MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
@@ -60,7 +65,7 @@ def job_graph(scenario: Scenario, parallelism: int | None = None) -> JobGraph:
         POINTWISE if t.partitioning == Partitioning.FORWARD else ALL_TO_ALL,
         pipelined=t.exchange.value == "pipelined",
     )
-    return JobGraph((JobVertex(SOURCE, p, ("source",)), JobVertex(PROCESS, p, PROCESS_OPERATORS)), (edge,))
+    return JobGraph((JobVertex(SOURCE, p, SOURCE_OPERATORS), JobVertex(PROCESS, p, PROCESS_OPERATORS)), (edge,))
 
 
 def object_key(checkpoint_id: int, task: Task, taskmanagers: int, file_merging: bool) -> str:
@@ -177,6 +182,7 @@ class Emulation:
             max_failure_ratio=scenario.flink.max_failure_ratio,
             max_consecutive_failures=scenario.flink.max_consecutive_failures,
             forced_global_policy=scenario.flink.forced_global_policy,
+
         )
         w = scenario.workload
         self.length = w.records_per_split if w.bounded else None
@@ -378,10 +384,15 @@ class Emulation:
         if vertex == SOURCE:
             if not splits:  # the data plane still writes the empty segment the metadata names
                 rows.append({**base, "operator": "source", "split": -1, "src": None})
+            offsets = []
             for split in splits:
                 sp = self.splits[split]
                 rows.append({**base, "operator": "source", "split": split, "src": sp.src})
-            return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),))}
+                offsets.append(("offset", split, sp.src))
+                rows.append({**base, "operator": "offsets", "split": split, "element": list(offsets[-1]),
+                             "value": sp.src})
+            return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),)),
+                    "offsets": OperatorSubtaskState((StateHandle(key, f"offsets/{sub}", cid, tuple(offsets)),))}
         channels = []
         for split in splits:
             sp = self.splits[split]
@@ -483,7 +494,7 @@ class Emulation:
             if task in coord.finished or not splits:
                 continue
             if all(self.splits[s].src == self.splits[s].length for s in splits):
-                coord.task_finished(task, {"source": outcome.checkpoint.operator_states[("source", sub)]})
+                coord.task_finished(task, {op: outcome.checkpoint.operator_states[(op, sub)] for op in SOURCE_OPERATORS})
                 self.log("task_finished", vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
 
     # -- faults after the checkpoint -------------------------------------------------
@@ -624,9 +635,10 @@ class Emulation:
         if not partial:
             self.owned = {}
         txns = []
-        for (vertex, sub), states in sorted(restored.items()):
+        for (vertex, sub), states in sorted(restored.items()):  # "process" before "source"
             if vertex == SOURCE:
                 self.owned[sub] = list(states["source"].elements)
+                self._resume_from_union_offsets(self.owned[sub], states["offsets"].elements)
                 continue
             counter = states["counter"]
             channels = {c.channel: c.records for c in counter.channel_state}
@@ -653,6 +665,23 @@ class Emulation:
             self.splits[split] = SplitProgress(self.length)
         for sub in range(self.parallelism):
             self.owned.setdefault(sub, [])
+
+    def _resume_from_union_offsets(self, splits: list[int], union: tuple) -> None:
+        """The source resumes each of its splits from its union list state as the legacy
+        FlinkKafkaConsumer does: every entry of the (complete) list is put into a map, the last
+        entry for a split wins. Where that offset is not the one the process side restored, the
+        records in between are read again (behind it) or skipped (ahead of it): duplicates or
+        loss that the sink's committed transactions show."""
+        chosen = {el[1]: el[2] for el in union if el[0] == "offset"}
+        for split in splits:
+            sp = self.splits.get(split)
+            offset = chosen.get(split)
+            if sp is None or offset is None or offset == sp.src:
+                continue
+            if offset > sp.consumed:
+                sp.lost = sp.lost + ((sp.consumed, offset),)
+            sp.src = sp.consumed = sp.precommitted = offset
+            sp.recovering_until = 0
 
     def _flush(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id

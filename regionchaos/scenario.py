@@ -129,6 +129,14 @@ class FlinkConfig(_Strict):
             "(the failed region may not fail the checkpoint again)"
         ),
     )
+    semantics: Literal["flip", "pr"] = Field(
+        "flip",
+        alias="execution.checkpointing.region.semantics",
+        description=(
+            "not a Flink key: 'flip' decides as the FLIP-600 proposal; 'pr' as its implementation "
+            "in apache/flink (RegionalCheckpointHandler): see FINDINGS.md for the differences"
+        ),
+    )
 
 
 class Faults(_Strict):

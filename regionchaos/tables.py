@@ -37,10 +37,10 @@ from .workload import range_count_sum, record_values
 
 # The job of PROTOCOL.md section 1: which vertex runs each operator, and how each
 # operator's list state is redistributed on restore (section 5).
-OPERATOR_VERTEX = {"source": "source", "counter": "process", "epoch": "process", "rules": "process",
-                   "sink": "process"}
-OPERATOR_MODE = {"source": "even-split", "counter": "even-split", "sink": "even-split", "epoch": "union",
-                 "rules": "broadcast"}
+OPERATOR_VERTEX = {"source": "source", "offsets": "source", "counter": "process", "epoch": "process",
+                   "rules": "process", "sink": "process"}
+OPERATOR_MODE = {"source": "even-split", "offsets": "union", "counter": "even-split", "sink": "even-split",
+                 "epoch": "union", "rules": "broadcast"}
 SPLIT_OPERATORS = ("source", "counter", "sink")  # operators whose list elements are split ids
 
 _CHK = re.compile(r"^checkpoints/chk-(\d+)/(.+)$")
@@ -424,7 +424,7 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
                     t["state_values"].add(
                         run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, ref_checkpoint_id=ref,
                         origin_checkpoint_id=origin, object_key=key, segment=seg, found=row is not None,
-                        split=int(el) if op in SPLIT_OPERATORS else None,
+                        split=int(el) if op in SPLIT_OPERATORS else _offset_split(op, el),
                         element=_j(el), **(row or {}),
                     )
                     if row is not None and op == "counter" and row.get("consumed") is not None:
@@ -498,6 +498,13 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
 
     return {name: cols.frame() for name, cols in t.items()}
+
+
+def _offset_split(op: str, element: Any) -> int | None:
+    """The split an ``offsets`` (union list state) element ``["offset", split, src]`` is about."""
+    if op == "offsets" and isinstance(element, (list, tuple)) and len(element) == 3:
+        return int(element[1])
+    return None
 
 
 def _segment_row(op: str, element: Any, segment: Any) -> dict | None:

@@ -20,12 +20,13 @@ def graph(parallelism: int, partitioning: str = POINTWISE, pipelined: bool = Tru
 
 
 def coordinator(parallelism=4, *, region=True, ratio=0.5, max_consecutive=3, policy="reset-counter",
-                partitioning=POINTWISE, pipelined=True, fallback=True, retained=2, mutant=None, first_id=1):
+                partitioning=POINTWISE, pipelined=True, fallback=True, retained=2, mutant=None, first_id=1,
+                semantics="flip", store=None):
     enum = SplitEnumerator(parallelism, supports_region_fallback=fallback, mutant=mutant)
     return CheckpointCoordinator(
         graph(parallelism, partitioning, pipelined),
-        CoordinatorSettings(region, ratio, max_consecutive, policy),
-        CompletedCheckpointStore(retained, mutant=mutant),
+        CoordinatorSettings(region, ratio, max_consecutive, policy, semantics),
+        store if store is not None else CompletedCheckpointStore(retained, mutant=mutant),
         operator_modes=MODES,
         enumerator=enum,
         next_checkpoint_id=first_id,

@@ -201,8 +201,16 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
     finding_gone = [good[0], {"run_id": "b", "verdict": "valid", "failed": []}, good[2]]
     assert [p.split(":")[0] for p in judge_nightly(plan, finding_gone)] == ["forced-global-tier2"]
     wrong_reason = [good[0], {"run_id": "b", "verdict": "invalid", "failed": ["exactly_once"]}, good[2]]
-    assert "not its stated invariant" in judge_nightly(plan, wrong_reason)[0]
+    assert "exactly_once, which no finding declares" in judge_nightly(plan, wrong_reason)[0]
     assert "no result" in judge_nightly(plan, good[:2])[0]
+    # F1 (the FLIP's tier 2) is declared for every scenario with regional checkpoints: flip_bounds
+    # alone is accepted there, anything more is not
+    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"]}, good[1], good[2]]
+    assert judge_nightly(plan, tier2) == []
+    more = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds", "notifications"]}, good[1], good[2]]
+    assert [p.split(":")[0] for p in judge_nightly(plan, more)] == ["smoke"]
+    unknown = [good[0], good[1], {"run_id": "c", "verdict": "unknown", "failed": []}]
+    assert [p.split(":")[0] for p in judge_nightly(plan, unknown)] == ["jm-failover"]
 
 
 # -- swarm -------------------------------------------------------------------------------
@@ -225,6 +233,8 @@ def test_swarm_judgement():
     assert judge_swarm(rows, mutant="no-forced-global", seeds=2) == []
     assert "survived" in judge_swarm(rows[:1], mutant="no-forced-global", seeds=1)[0]
     assert "no result" in judge_swarm(rows[:1], mutant=None, seeds=2)[0]
+    known = [rows[0], {"seed": 3, "verdict": "invalid", "failed": ["flip_bounds"], "known_finding": True}]
+    assert judge_swarm(known, mutant=None, seeds=2) == []
 
 
 # -- the spark-submit switch -------------------------------------------------------------

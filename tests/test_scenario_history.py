@@ -13,8 +13,8 @@ from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.scenario import load
 
 
-def _history(name: str, seed: int | None = None, mutant: str | None = None):
-    sc = load(name, seed=seed)
+def _history(name: str, seed: int | None = None, mutant: str | None = None, overrides: dict | None = None):
+    sc = load(name, seed=seed, overrides=overrides)
     return sc, Emulation(sc, MemoryPersistence(mutant), mutant=mutant).run().events
 
 
@@ -42,7 +42,7 @@ def test_smoke_and_regional_basic():
 
 
 def test_forced_global_tier1_and_keep_forcing():
-    sc, ev = _history("forced-global")
+    sc, ev = _history("forced-global", overrides={"execution.checkpointing.region.forced-global-failure": "keep-forcing"})
     forced = [e for e in _decided(ev) if e["forced_global"]]
     assert any(e["status"] == "ABORTED" and e["reason"] == "forced-global-failed" for e in forced)
     assert any(e["status"] == "GLOBAL" for e in forced)
@@ -148,8 +148,9 @@ def test_failover_after_end_of_input_does_not_end_the_job_early(seed):
     region; the job may end only once it has replayed to the end again. Before the fix the
     end of input was latched, the next global checkpoint was taken as final, and records of
     the replaying region were never committed (these seeds of bounded-final with
-    faults.subtask_crash=0.3)."""
-    sc = load("bounded-final", seed=seed, overrides={"faults.subtask_crash": 0.3})
+    faults.subtask_crash=0.3, found under the keep-forcing policy, which these seeds pin)."""
+    sc = load("bounded-final", seed=seed, overrides={"faults.subtask_crash": 0.3,
+                                                     "execution.checkpointing.region.forced-global-failure": "keep-forcing"})
     persistence = MemoryPersistence()
     ev = Emulation(sc, persistence).run().events
     exhausted_at = next(e["seq"] for e in ev if e["kind"] == "sources_exhausted")

@@ -23,7 +23,8 @@ def _coordinator(mode: str) -> CheckpointCoordinator:
     g = JobGraph((JobVertex("op", 4, ("state",)), JobVertex("side", 1, ("side",))))
     return CheckpointCoordinator(
         g,
-        CoordinatorSettings(region_enabled=True, max_failure_ratio=0.5, max_consecutive_failures=2),
+        CoordinatorSettings(region_enabled=True, max_failure_ratio=0.5, max_consecutive_failures=2,
+                            forced_global_policy="reset-counter"),
         CompletedCheckpointStore(num_retained=3),
         operator_modes={"state": mode, "side": EVEN_SPLIT},
         next_checkpoint_id=100,

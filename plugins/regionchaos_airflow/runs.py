@@ -62,10 +62,13 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
 def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
     """Problems of a nightly run: an empty list means the nightly run passes.
 
-    A scenario expected valid must be valid; a finding (``expect: invalid``) must be
-    invalid for the invariant it names; a run without a row (its task failed) or with
-    verdict unknown is a problem either way.
+    A run may fail only the invariants of recorded findings that apply to its scenario's
+    settings (``regionchaos.findings``); a finding's own scenario must show it; a run without a
+    row (its task failed) or with verdict unknown is a problem either way.
     """
+    from regionchaos.findings import meets_expectation
+    from regionchaos.scenario import from_dict, load
+
     by_run = {row.get("run_id"): row for row in rows if row}
     problems = []
     for entry in plan:
@@ -74,22 +77,17 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
         if row is None:
             problems.append(f"{name}: no result (its task failed), run {run_id}")
             continue
-        verdict, failed = row.get("verdict"), row.get("failed", [])
-        if entry.get("expect") == "invalid":
-            invariant = entry.get("invariant")
-            if verdict != "invalid":
-                problems.append(f"{name}: finding expected invalid ({invariant}), got {verdict}")
-            elif invariant and invariant not in failed:
-                problems.append(f"{name}: finding failed {failed}, not its stated invariant {invariant}")
-        elif verdict != "valid":
-            detail = f" (failed: {', '.join(failed)})" if failed else ""
-            problems.append(f"{name}: expected valid, got {verdict}{detail}; replay: {row.get('replay')}")
+        scenario = from_dict(entry["scenario"]) if entry.get("scenario") else load(name)
+        ok, why = meets_expectation(scenario, row.get("verdict"), row.get("failed") or [], row.get("unknown") or [])
+        if not ok:
+            problems.append(f"{name}: {row.get('verdict')}, {why}; replay: {row.get('replay')}")
     return problems
 
 
 def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -> list[str]:
     """Problems of a swarm run: unknown verdicts and missing seeds always; invalid seeds
-    without a mutant; and with a mutant, a mutant that no seed caught."""
+    without a mutant (unless marked ``known_finding``: they fail only invariants of recorded
+    findings); and with a mutant, a mutant that no seed caught."""
     problems = []
     if len(rows) != seeds:
         problems.append(f"{seeds - len(rows)} of {seeds} seeds have no result (a batch failed)")
@@ -97,11 +95,11 @@ def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -
         if row.get("verdict") == "unknown":
             problems.append(f"seed {row.get('seed')}: unknown; replay: {row.get('replay')}")
     invalid = [row for row in rows if row.get("verdict") == "invalid"]
-    if mutant is None:
+    if mutant is None:  # a seed that fails only a recorded finding's invariants is no regression
         problems += [
             f"seed {row.get('seed')}: invalid (failed: {', '.join(row.get('failed', []))}); "
             f"replay: {row.get('replay')}"
-            for row in invalid
+            for row in invalid if not row.get("known_finding")
         ]
     elif rows and not invalid:
         problems.append(f"mutant {mutant} survived all {len(rows)} seeds")

@@ -33,6 +33,9 @@ R_FAILURE_RATIO = "failure-ratio-exceeded"
 R_FORCED_GLOBAL = "forced-global-failed"
 R_NO_COORDINATOR_FALLBACK = "coordinator-no-region-fallback"
 R_FINAL = "final-checkpoint-must-be-global"
+R_EXPIRED = "checkpoint-expired"  # semantics "pr": a silent task lets the whole checkpoint expire
+
+FLIP, PR = "flip", "pr"  # CoordinatorSettings.semantics
 
 # notification kinds
 N_COMPLETE = "complete"
@@ -45,10 +48,21 @@ States = dict[str, OperatorSubtaskState]  # operator -> state of one task
 
 @dataclass(frozen=True)
 class CoordinatorSettings:
-    region_enabled: bool = False
-    max_failure_ratio: float = 1.0
-    max_consecutive_failures: int = 3
-    forced_global_policy: str = "reset-counter"  # or "keep-forcing"
+    """The coordinator's Flink settings. No defaults here: they live once, in the scenario model.
+
+    ``semantics``: ``flip`` decides as the FLIP-600 proposal (PROTOCOL.md section 3);
+    ``pr`` as its implementation in apache/flink (``RegionalCheckpointHandler``): the forced
+    flag is set after a regional checkpoint completes (so ``max-consecutive-failures = 0``
+    still lets one through) and survives an abort by the failure ratio; the counter and the
+    flag live in memory only (a new JobManager starts from 0); only declines fail a region (a
+    silent task lets the checkpoint expire); no all-regions-failed rule; after a rescale a
+    failed subtask's fallback is its index in the latest checkpoint, at the old parallelism."""
+
+    region_enabled: bool
+    max_failure_ratio: float
+    max_consecutive_failures: int
+    forced_global_policy: str  # "reset-counter" (the FLIP's tier 2) or "keep-forcing"
+    semantics: str = FLIP  # the one default: code and tests that predate the option mean the FLIP
 
 
 @dataclass
@@ -107,7 +121,10 @@ class CheckpointCoordinator:
         self.next_checkpoint_id = next_checkpoint_id
         self._set_graph(graph)
         latest = store.latest()
-        self.consecutive_regional = latest.consecutive_regional if latest else 0
+        pr = settings.semantics == PR
+        # FLIP: a new JobManager rebuilds the counter from storage; PR: it lives in memory only
+        self.consecutive_regional = latest.consecutive_regional if latest and not pr else 0
+        self.force_global_next = False  # PR's forceGlobalNextCheckpoint flag
         self.finished: dict[Task, States] = {}
         self.sources_exhausted = False
         # what each task falls back to in a regional checkpoint: (states, ref id)
@@ -126,12 +143,25 @@ class CheckpointCoordinator:
     def region_tasks(self, region: int) -> list[Task]:
         return [t for t, r in self.regions.items() if r == region]
 
-    def _task_states(self, cp: CompletedCheckpoint, task: Task) -> States:
+    def _task_states(self, cp: CompletedCheckpoint, task: Task) -> States | None:
+        """The task's entries in ``cp``; None if it has none (Flink restores such a subtask empty)."""
         vertex, sub = task
-        return {op: cp.operator_states[(op, sub)] for op in self.graph.vertex(vertex).operators}
+        ops = self.graph.vertex(vertex).operators
+        if any((op, sub) not in cp.operator_states for op in ops):
+            return None
+        return {op: cp.operator_states[(op, sub)] for op in ops}
+
+    def _empty_states(self, task: Task) -> States:
+        return {op: OperatorSubtaskState(()) for op in self.graph.vertex(task[0]).operators}
 
     def _fallback_from(self, cp: CompletedCheckpoint) -> None:
-        self.fallback = {t: (self._task_states(cp, t), cp.checkpoint_id) for t in self.graph.tasks()}
+        self.fallback = {}
+        for t in self.graph.tasks():
+            states = self._task_states(cp, t)
+            if states is not None:
+                self.fallback[t] = (states, cp.checkpoint_id)
+            elif self.settings.semantics != PR:  # only the PR's fallback lookup can leave a gap
+                raise KeyError(f"checkpoint {cp.checkpoint_id} has no entry for {t}")
 
     # -- triggering -------------------------------------------------------------------
 
@@ -143,11 +173,16 @@ class CheckpointCoordinator:
         cid = self.next_checkpoint_id
         self.next_checkpoint_id += 1
         running = set(self.graph.tasks()) - set(self.finished)
-        forced = (
-            self.settings.region_enabled
-            and self.mutant != "no-forced-global"
-            and self.consecutive_regional >= self.settings.max_consecutive_failures
-        )
+        if self.settings.semantics == PR:
+            if self.settings.region_enabled and self.sources_exhausted:
+                self.force_global_next = True  # checkAllSourcesFinishedAndForceGlobal
+            forced = self.settings.region_enabled and self.mutant != "no-forced-global" and self.force_global_next
+        else:
+            forced = (
+                self.settings.region_enabled
+                and self.mutant != "no-forced-global"
+                and self.consecutive_regional >= self.settings.max_consecutive_failures
+            )
         snapshot = self.enumerator.checkpoint_coordinator() if self.enumerator else None
         pending = PendingCheckpoint(
             checkpoint_id=cid,
@@ -197,35 +232,62 @@ class CheckpointCoordinator:
         )
         if not failed_regions:
             return self._complete(pending, outcome, GLOBAL, {})
-        s = self.settings
-        reason = None
+        reason = self._pr_abort_reason(pending, outcome) if self.settings.semantics == PR \
+            else self._flip_abort_reason(pending, failed_regions)
         coordinator_state = None
-        if not s.region_enabled:
-            reason = R_REGIONAL_OFF
-        elif self.num_regions == 1:
-            reason = R_SINGLE_REGION
-        elif len(failed_regions) == self.num_regions:
-            reason = R_ALL_FAILED
-        elif self.store.latest() is None:
-            reason = R_NO_PREVIOUS
-        elif len(failed_regions) / self.num_regions > s.max_failure_ratio and self.mutant != "ignore-failure-ratio":
-            reason = R_FAILURE_RATIO
-        elif pending.forced_global:
-            reason = R_FORCED_GLOBAL
-        elif pending.final and self.mutant != "regional-final-checkpoint":
-            reason = R_FINAL
-        else:
-            failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
-            merged = {t: self.fallback[t][0] for t in failed}
-            if self.enumerator is not None:
-                coordinator_state = self.enumerator.checkpoint_coordinator_for_region_fallback(
-                    self._source_splits({**pending.acks, **merged})
-                )
-                if coordinator_state is None:
-                    reason = R_NO_COORDINATOR_FALLBACK
+        if reason is None:
+            coordinator_state, reason = self._coordinator_fallback(pending, failed_regions)
         if reason is not None:
             return self._abort(pending, outcome, reason)
         return self._complete(pending, outcome, REGIONAL, coordinator_state or {})
+
+    def _flip_abort_reason(self, pending: PendingCheckpoint, failed_regions: tuple[int, ...]) -> str | None:
+        """PROTOCOL.md 3.4, in order."""
+        s = self.settings
+        if not s.region_enabled:
+            return R_REGIONAL_OFF
+        if self.num_regions == 1:
+            return R_SINGLE_REGION
+        if len(failed_regions) == self.num_regions:
+            return R_ALL_FAILED
+        if self.store.latest() is None:
+            return R_NO_PREVIOUS
+        if len(failed_regions) / self.num_regions > s.max_failure_ratio and self.mutant != "ignore-failure-ratio":
+            return R_FAILURE_RATIO
+        if pending.forced_global:
+            return R_FORCED_GLOBAL
+        if pending.final and self.mutant != "regional-final-checkpoint":
+            return R_FINAL
+        return None
+
+    def _pr_abort_reason(self, pending: PendingCheckpoint, outcome: CheckpointOutcome) -> str | None:
+        """``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint``, in order. Only declined
+        tasks fail a region there; a task that stays silent lets the checkpoint expire."""
+        s = self.settings
+        if outcome.timed_out:
+            return R_EXPIRED
+        failed_regions = outcome.failed_regions  # declines only: no task timed out
+        if not s.region_enabled:
+            return R_REGIONAL_OFF
+        if self.num_regions == 1:
+            return R_SINGLE_REGION
+        if len(failed_regions) / self.num_regions > s.max_failure_ratio and self.mutant != "ignore-failure-ratio":
+            return R_FAILURE_RATIO  # the forced flag stays set: the next checkpoint is forced again
+        if pending.forced_global:
+            return R_FORCED_GLOBAL  # tier 2: _abort resets counter and flag
+        if self.store.latest() is None:
+            return R_NO_PREVIOUS
+        return None
+
+    def _coordinator_fallback(self, pending: PendingCheckpoint, failed_regions: tuple[int, ...]):
+        """(the source coordinator's region-fallback state, abort reason or None)."""
+        if self.enumerator is None:
+            return None, None
+        failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
+        merged = {t: self.fallback[t][0] for t in failed if t in self.fallback}
+        state = self.enumerator.checkpoint_coordinator_for_region_fallback(
+            self._source_splits({**pending.acks, **merged}))
+        return state, (R_NO_COORDINATOR_FALLBACK if state is None else None)
 
     def _source_splits(self, task_states: dict[Task, States]) -> dict[int, list]:
         vertex = self.vertex_of[self.source_operator]
@@ -241,6 +303,9 @@ class CheckpointCoordinator:
         notifications = {}
         for task in self.graph.tasks():
             if self.regions[task] in failed:
+                if task not in self.fallback:  # PR after a rescale: no entry at this index in L
+                    notifications[task] = N_FALLBACK
+                    continue
                 states, ref = self.fallback[task]
                 states = {op: st.as_reference(ref) for op, st in states.items()}
                 notifications[task] = N_COMPLETE if self.mutant == "failed-region-commits" else N_FALLBACK
@@ -251,9 +316,12 @@ class CheckpointCoordinator:
                 entries[(op, task[1])] = st
         if kind == GLOBAL:
             self.consecutive_regional = 0
+            self.force_global_next = False
             coord_state = pending.coordinator_snapshot or {}
         else:
             self.consecutive_regional += 1
+            if self.consecutive_regional >= self.settings.max_consecutive_failures:
+                self.force_global_next = True  # PR's tier 1: force the NEXT checkpoint
         checkpoint = CompletedCheckpoint(
             checkpoint_id=pending.checkpoint_id,
             checkpoint_type=kind,
@@ -275,7 +343,10 @@ class CheckpointCoordinator:
         return outcome
 
     def _abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str):
-        if pending.forced_global and self.settings.forced_global_policy == "reset-counter":
+        if self.settings.semantics == PR:
+            if reason == R_FORCED_GLOBAL:  # tier 2 as implemented: counter and flag reset
+                self.consecutive_regional, self.force_global_next = 0, False
+        elif pending.forced_global and self.settings.forced_global_policy == "reset-counter":
             self.consecutive_regional = 0  # tier 2: a failed forced checkpoint aborts normally, counter reset
         if self.mutant == "fallback-to-aborted":
             for task, states in pending.acks.items():
@@ -295,12 +366,27 @@ class CheckpointCoordinator:
         """Region failover: the region's tasks restart from their entries in the
         latest completed checkpoint (possibly older, referenced handles)."""
         out = {}
+        latest = self.store.latest()
         for task in self.region_tasks(region):
-            states, _ = self.fallback[task]
+            states = self.fallback[task][0] if task in self.fallback else self._empty_states(task)
+            if latest is not None:  # StateAssignmentOperation: union state goes to every subtask, always
+                states = {**states, **self._union_lists(latest, task)}
             out[task] = states
             self.finished.pop(task, None)
             if self.enumerator is not None and task[0] == self.vertex_of[self.source_operator]:
                 self.enumerator.add_splits_back(task[1], states[self.source_operator].elements)
+        return out
+
+    def _union_lists(self, cp: CompletedCheckpoint, task: Task) -> States:
+        """Each union operator of the task's vertex: every subtask's list in ``cp``, concatenated
+        in subtask order (Flink repartitions union state on every restore, rescaled or not)."""
+        out = {}
+        for op in self.graph.vertex(task[0]).operators:
+            if self.operator_modes.get(op) != UNION:
+                continue
+            p = cp.parallelism.get(op, 0)
+            handles = tuple(h for i in range(p) for h in cp.operator_states.get((op, i), OperatorSubtaskState(())).handles)
+            out[op] = OperatorSubtaskState(handles)
         return out
 
     def restore_global(self, new_parallelism: int | None = None, fixed_vertices: tuple[str, ...] = ()) -> dict[Task, States]:
@@ -317,7 +403,7 @@ class CheckpointCoordinator:
         for vertex, op in self.graph.operators():
             old_p = latest.parallelism[op]
             new_p = self.graph.vertex(vertex).parallelism
-            old_states = [latest.operator_states[(op, i)] for i in range(old_p)]
+            old_states = [latest.operator_states.get((op, i), OperatorSubtaskState(())) for i in range(old_p)]
             mode = self.operator_modes[op]
             if old_p == new_p and mode != UNION:
                 parts = [s.handles for s in old_states]
@@ -327,7 +413,10 @@ class CheckpointCoordinator:
             for i, handles in enumerate(parts):
                 restored[(vertex, i)][op] = OperatorSubtaskState(handles=handles)
         self._restore_channel_state(latest, restored)
-        if rescaled:
+        if rescaled and self.settings.semantics == PR:
+            # as implemented: the failed subtask's index in L, at L's (old) parallelism
+            self._fallback_from(latest)
+        elif rescaled:
             # a new subtask that fails its first checkpoint falls back to its
             # redistributed restored state, ref = the checkpoint restored from
             self.fallback = {t: (states, latest.checkpoint_id) for t, states in restored.items()}

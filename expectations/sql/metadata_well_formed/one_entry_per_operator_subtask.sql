@@ -6,7 +6,7 @@ WITH cp AS (
   FROM rc_checkpoints c JOIN {batch} r ON r.run_id = c.run_id
   WHERE c.completed
 ),
-ops AS (SELECT explode(array('source', 'counter', 'epoch', 'rules', 'sink')) AS operator),
+ops AS (SELECT explode(array('source', 'offsets', 'counter', 'epoch', 'rules', 'sink')) AS operator),
 per_op AS (
   SELECT run_id, checkpoint_id, operator, count(*) AS n, count(DISTINCT subtask) AS distinct_subtasks,
          min(subtask) AS lo, max(subtask) AS hi, min(parallelism) AS declared_lo, max(parallelism) AS declared_hi
@@ -27,4 +27,4 @@ WHERE p.n IS NULL OR p.n <> cp.job_parallelism OR p.distinct_subtasks <> cp.job_
 UNION ALL
 SELECT e.run_id, e.checkpoint_id, NULL, NULL, e.operator, NULL, concat('entries for unknown operator ', e.operator)
 FROM rc_entries e JOIN {batch} r ON r.run_id = e.run_id
-WHERE e.operator NOT IN ('source', 'counter', 'epoch', 'rules', 'sink')
+WHERE e.operator NOT IN ('source', 'offsets', 'counter', 'epoch', 'rules', 'sink')

@@ -1,0 +1,71 @@
+"""The recorded findings (FINDINGS.md) and what a run is expected to show because of them.
+
+In:  a Scenario (its settings decide which findings apply), and a judged run's verdict with
+     the invariants it failed and those it could not judge.
+Out: `allowed_failures(scenario)`: the invariants a finding lets the correct protocol fail
+     under these settings; `meets_expectation(...)`: whether a run is as expected (valid, or
+     failing only declared findings' invariants; a scenario marked ``expect: invalid`` must
+     fail its stated invariant), with the reason when it is not.
+
+A finding is the protocol as proposed (or as implemented) breaking its own claim; the check
+stays as it is, and only the invariant the finding names may fail. Everything else must hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    invariants: tuple[str, ...]  # what the correct protocol may fail because of it
+    title: str
+    applies: Callable[[Scenario], bool]  # under which settings the protocol can show it
+
+
+def _tier2_resets(sc: Scenario) -> bool:
+    f = sc.flink
+    return sc.region_enabled_effective and (f.semantics == "pr" or f.forced_global_policy == "reset-counter")
+
+
+def _rescaled(sc: Scenario) -> bool:
+    return sc.region_enabled_effective and bool(sc.rescale)
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("F1", ("flip_bounds",), "tier 2 lets the ref chain outgrow max-consecutive-failures", _tier2_resets),
+    Finding("F2", ("reachable_global_state", "exactly_once_output"),
+            "after a rescale, a failed subtask's union-state fallback duplicates other subtasks' entries", _rescaled),
+)
+
+
+def applicable(scenario: Scenario) -> list[Finding]:
+    return [f for f in FINDINGS if f.applies(scenario)]
+
+
+def allowed_failures(scenario: Scenario) -> set[str]:
+    """Invariants the correct protocol may fail under these settings (declared findings)."""
+    return {inv for f in applicable(scenario) for inv in f.invariants}
+
+
+def meets_expectation(scenario: Scenario, verdict: str, failed: list[str], unknown: list[str], *,
+                      must_show: bool = True) -> tuple[bool, str]:
+    """(as expected?, why not). Unknown is never as expected. ``must_show``: this run is the
+    finding scenario's own schedule (its catalogue seed), which must show the finding; other
+    seeds of it may or may not reach the bad state, and must fail nothing else."""
+    if verdict == "unknown" or unknown:
+        return False, f"unknown: {', '.join(unknown) or 'no verdict'}"
+    undeclared = sorted(set(failed) - allowed_failures(scenario))
+    if undeclared:
+        return False, f"failed {', '.join(undeclared)}, which no finding declares"
+    exp = scenario.expect
+    # a finding's own scenario must show it, as long as its settings are the finding's (a policy
+    # override such as keep-forcing may take the finding away: then the scenario must be valid)
+    if must_show and exp.verdict == "invalid" and exp.invariant in allowed_failures(scenario) \
+            and exp.invariant not in failed:
+        return False, f"expected to fail {exp.invariant} (its finding), but did not"
+    return True, ""

@@ -1,0 +1,98 @@
+"""Union state as real operators use it, and finding F2 (Roman Khachatryan's objection).
+
+In:  the CheckpointCoordinator's API (region failover of a job with union state); the control
+     plane of `union-offsets-rescale` on its own seed (the shortest schedule we found); a valid
+     smoke run on the embedded S3 whose union state object is edited; GX for the judgement.
+Out: a region failover hands the restarted subtask every subtask's union list (Flink's
+     StateAssignmentOperation repartitions union state on every restore); after a downscale,
+     a REGIONAL checkpoint whose failed subtask falls back to its redistributed (whole) union
+     list holds a split twice, and the last-entry-wins restore of the legacy Kafka consumer
+     rewinds a healthy split, whose records are committed again; an edited union offset in a
+     state object makes `union_offsets_reachable` fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from regionchaos import runner
+from regionchaos.emulator import Emulation, MemoryPersistence
+from regionchaos.protocol.checkpoint import CompletedCheckpoint
+from regionchaos.scenario import load
+from regionchaos.storage import ObjectStore
+
+from .model_helpers import coordinator, run_checkpoint, start
+
+
+def test_region_failover_restores_every_subtasks_union_list():
+    coord = coordinator(4)
+    owned = start(coord, 8)
+    latest = run_checkpoint(coord, owned).checkpoint
+    restored = coord.restore_region(2)
+    whole = tuple(el for sub in range(4) for el in latest.operator_states[("union", sub)].elements)
+    assert len(whole) == 4
+    assert restored[("proc", 2)]["union"].elements == whole
+    # even-split state still comes from the subtask's own entry
+    assert restored[("src", 2)]["source"].elements == latest.operator_states[("source", 2)].elements
+
+
+def _offsets(cp: CompletedCheckpoint) -> Counter:
+    return Counter(el[1] for (op, _), st in cp.operator_states.items() if op == "offsets" for el in st.elements)
+
+
+def test_f2_shortest_schedule_duplicates_a_split_and_rewinds_it():
+    """union-offsets-rescale, seed 220: 101 GLOBAL at P=4; downscale to 2; 102 REGIONAL, subtask 1
+    (region 1) declines and falls back to its whole redistributed union list; subtask 0 crashes
+    and restarts from 102, where its splits' last entries are the stale ones of 101."""
+    sc = load("union-offsets-rescale")
+    persistence = MemoryPersistence()
+    ev = Emulation(sc, persistence).run().events
+    decided = {e["checkpoint_id"]: e for e in ev if e["kind"] == "checkpoint_decided"}
+    assert decided[101]["status"] == "GLOBAL"
+    restore = next(e for e in ev if e["kind"] == "global_restore")
+    assert (restore["restore_from"], restore["old_parallelism"], restore["new_parallelism"]) == (101, 4, 2)
+    assert (decided[102]["status"], decided[102]["failed_regions"]) == ("REGIONAL", [1])
+    failovers = [(e["region"], e["restore_from"]) for e in ev if e["kind"] == "region_failover"]
+    assert (0, 102) in failovers
+
+    cp102 = CompletedCheckpoint.from_bytes(persistence.metadata[102])
+    twice = sorted(split for split, n in _offsets(cp102).items() if n > 1)
+    assert twice == sorted(cp102.operator_states[("source", 0)].elements)  # the healthy subtask's splits
+    cp101 = CompletedCheckpoint.from_bytes(persistence.metadata[101])
+    assert all(n == 1 for n in _offsets(cp101).values())  # a GLOBAL checkpoint holds each split once
+
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for txn in persistence.commits:
+        ranges.setdefault(txn["split"], []).append((txn["start"], txn["end"]))
+    overlapping = {s for s, rs in ranges.items() for (a, b), (c, d) in zip(sorted(rs), sorted(rs)[1:]) if c < b}
+    assert overlapping and overlapping <= set(twice)
+
+
+@pytest.mark.spark
+def test_edited_union_offset_breaks_union_offsets_reachable(s3_server, spark):
+    from regionchaos.validate import validate_runs
+
+    stores = {}
+    for tag in ("intact", "edited"):
+        sc = load("smoke", seed=2)
+        store = ObjectStore.for_run(s3_server.config, f"union-tamper-{tag}")
+        runner.prepare_run(store, sc, run_id=f"union-tamper-{tag}", mutant=None, replay="-")
+        runner.emulate(sc, store=store, spark=None)
+        stores[tag] = store
+    store = stores["edited"]
+    latest = max(int(k.split("/")[1][4:]) for k in store.list_keys("checkpoints/") if k.endswith("/_metadata"))
+    key = next(k for k in sorted(store.list_keys(f"checkpoints/chk-{latest}/"))
+               if not k.endswith("_metadata") and "offsets/0" in json.loads(store.get(k))["segments"])
+    doc = json.loads(store.get(key))
+    doc["segments"]["offsets/0"][0]["value"] += 1  # the raw state object, not the emulator
+    store.put(key, json.dumps(doc).encode())
+
+    judged = validate_runs(spark, list(stores.values()))
+    intact = {c["name"]: c for c in judged["union-tamper-intact"]["checks"]}
+    edited = {c["name"]: c for c in judged["union-tamper-edited"]["checks"]}
+    assert intact["reachable_global_state"]["success"] is True
+    assert edited["reachable_global_state"]["success"] is False
+    assert edited["reachable_global_state"]["failed_rules"] == ["union_offsets_reachable"]
