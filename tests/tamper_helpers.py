@@ -1,0 +1,89 @@
+"""Tamper harness: edit a raw artifact of a copied run on the embedded S3, then judge many copies at once.
+
+In:  an emulated run's `ObjectStore` (the base run) on the embedded S3 server; per tampered copy a
+     new run id and edits of raw artifacts (a `_metadata` object, a state object, a sink
+     transaction or commit file, a history file), never of the emulator.
+Out: `copy_run(base, run_id) -> ObjectStore` (every object of the base run under the new
+     prefix; ``scenario.json``'s run_id rewritten), `tamper(store, key, edit)` (``edit(bytes) ->
+     bytes``, or None to delete the object), `edit_json(fn)` (an edit of a JSON object: ``fn``
+     changes the decoded value in place or returns a new one), `edit_history(store, fn)` (``fn``
+     gets every history event in order and returns the events to keep), `failed_rules(result,
+     suite)` and `judge(spark, stores)`: one `validate_runs` pass over all stores.
+
+Use: a module fixture emulates the base runs once, builds one copy per case, tampers it and
+judges all copies plus the untampered bases in ONE validation pass; a parametrised test per rule
+then reads its case's result (see tests/test_tamper.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from regionchaos.storage import ObjectStore
+
+HISTORY_PREFIX = "history/"
+
+
+def copy_run(base: ObjectStore, run_id: str) -> ObjectStore:
+    """Every object of ``base`` under ``run_id``'s prefix (same bucket and endpoint)."""
+    target = ObjectStore.for_run(base.config, run_id)
+    keys = base.list_keys("")
+    bodies = base.get_many(keys)
+    doc = json.loads(bodies["scenario.json"])
+    doc["run_id"] = run_id
+    bodies["scenario.json"] = json.dumps(doc, sort_keys=True).encode()
+    target.put_many(bodies.items())
+    return target
+
+
+def tamper(store: ObjectStore, key: str, edit: Callable[[bytes], bytes | None]) -> None:
+    """Replace object ``key`` by ``edit(its bytes)``; ``None`` deletes it."""
+    body = edit(store.get(key))
+    if body is None:
+        store.delete_many([key])
+    else:
+        store.put(key, body)
+
+
+def edit_json(fn: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
+    """An edit of a JSON object: ``fn(value)`` edits in place (returns None) or returns the new value."""
+    def edit(body: bytes) -> bytes:
+        value = json.loads(body)
+        new = fn(value)
+        return json.dumps(value if new is None else new, sort_keys=True).encode()
+    return edit
+
+
+def history_keys(store: ObjectStore) -> list[str]:
+    return sorted(k for k in store.list_keys(HISTORY_PREFIX) if k.endswith(".jsonl"))
+
+
+def read_history(store: ObjectStore) -> list[dict]:
+    return [json.loads(line) for key in history_keys(store) for line in store.get(key).decode().splitlines() if line]
+
+
+def edit_history(store: ObjectStore, fn: Callable[[list[dict]], list[dict]]) -> None:
+    """Rewrite the history: ``fn(all events in order) -> events``; written back into the first
+    history file (the others are deleted), in the same JSON-lines form."""
+    keys = history_keys(store)
+    events = fn(read_history(store))
+    store.put(keys[0], "".join(json.dumps(e, sort_keys=True) + "\n" for e in events).encode())
+    store.delete_many(keys[1:])
+
+
+def retained_metadata_keys(store: ObjectStore) -> list[str]:
+    return sorted(k for k in store.list_keys("checkpoints/") if k.endswith("/_metadata"))
+
+
+def failed_rules(result: dict, suite: str) -> list[str]:
+    check = next(c for c in result["checks"] if c["name"] == suite)
+    return list(check.get("failed_rules") or ())
+
+
+def judge(spark, stores: list[ObjectStore]) -> dict[str, dict]:
+    """All stores in one pass of the GX suites: run id -> {"checks", "verdict"}."""
+    from regionchaos.validate import validate_runs
+
+    return validate_runs(spark, stores)
