@@ -22,9 +22,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
+
+# Scalars are strict: YAML and JSON already give real types, so "yes", 1 for a flag or 8.0 for a
+# count is a mistake to report, not to coerce (an int is still a valid probability).
+Int = Annotated[int, Strict()]
+Bool = Annotated[bool, Strict()]
+Float = Annotated[float, Strict()]
+MAX_TIMEOUT_MS = 7 * 24 * 3600 * 1000  # a week; Flink takes a Duration, nothing sane is longer
+MAX_FIRST_CHECKPOINT_ID = 2**62  # a Java long, with room for every checkpoint a run triggers
+# the invariants of PROTOCOL.md section 9, by suite name (expectations/suites/*.yaml; a test keeps them equal)
+INVARIANTS = ("metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety",
+              "state_consistency", "reachable_global_state", "exactly_once_output", "redistribution",
+              "notifications", "final_checkpoint", "inflight_data", "liveness")
+_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}  # YAML 1.1 reads these as booleans; we do not
 
 MUTANTS: dict[str, str] = {
     "cleaner-ignores-refs": "the cleaner deletes a subsumed checkpoint's files even if a retained checkpoint references them",
@@ -69,28 +84,28 @@ class Topology(_Strict):
     """The job graph: source vertex -> process vertex (counter, union-state
     epoch, broadcast rules, two-phase-commit sink chained together)."""
 
-    parallelism: int = Field(4, ge=1, le=8192, description="subtasks per vertex")
-    taskmanagers: int = Field(2, ge=1, le=256, description="subtask s runs on TaskManager s % taskmanagers")
+    parallelism: Int = Field(4, ge=1, le=8192, description="subtasks per vertex")
+    taskmanagers: Int = Field(2, ge=1, le=256, description="subtask s runs on TaskManager s % taskmanagers")
     partitioning: Partitioning = Field(Partitioning.FORWARD, description="source -> process edge")
     exchange: Exchange = Field(Exchange.PIPELINED, description="source -> process result partition type")
-    keyed_state: bool = Field(False, description="the process vertex uses keyed state")
-    coordinator_fallback: bool = Field(
+    keyed_state: Bool = Field(False, description="the process vertex uses keyed state")
+    coordinator_fallback: Bool = Field(
         True, description="the split enumerator implements checkpointCoordinatorForRegionFallback"
     )
 
 
 class Workload(_Strict):
-    splits: int = Field(8, ge=1, le=1_000_000, description="initial source splits")
-    discovered_splits: int = Field(0, ge=0, le=1_000_000, description="splits discovered while running")
-    bounded: bool = Field(False, description="splits are finite; the job finishes")
-    records_per_split: int = Field(1000, ge=1, le=10_000_000, description="split length when bounded")
-    records_per_interval: tuple[int, int] = Field(
+    splits: Int = Field(8, ge=1, le=1_000_000, description="initial source splits")
+    discovered_splits: Int = Field(0, ge=0, le=1_000_000, description="splits discovered while running")
+    bounded: Bool = Field(False, description="splits are finite; the job finishes")
+    records_per_split: Int = Field(1000, ge=1, le=10_000_000, description="split length when bounded")
+    records_per_interval: tuple[Int, Int] = Field(
         (5, 20), description="[min, max] records a split advances between checkpoints"
     )
-    inflight_max: int = Field(
+    inflight_max: Int = Field(
         8, ge=0, le=100_000, description="max records in flight per split edge (unaligned)"
     )
-    drain_per_interval: int = Field(
+    drain_per_interval: Int = Field(
         4, ge=1, le=100_000, description="recovered in-flight records drained per interval"
     )
 
@@ -105,20 +120,20 @@ class Workload(_Strict):
 class FlinkConfig(_Strict):
     """Checkpoint settings under Flink's key names (PROTOCOL.md section 2)."""
 
-    region_enabled: bool = Field(False, alias="execution.checkpointing.region.enabled")
-    max_failure_ratio: float = Field(
+    region_enabled: Bool = Field(False, alias="execution.checkpointing.region.enabled")
+    max_failure_ratio: Float = Field(
         0.5, ge=0.0, le=1.0, alias="execution.checkpointing.region.max-failure-ratio"
     )
-    max_consecutive_failures: int = Field(
+    max_consecutive_failures: Int = Field(
         3, ge=0, le=10_000, alias="execution.checkpointing.region.max-consecutive-failures"
     )
-    timeout_ms: int = Field(600_000, ge=1, alias="execution.checkpointing.timeout")
-    region_timeout_ms: int | None = Field(None, ge=1, alias="execution.checkpointing.region.timeout")
-    unaligned: bool = Field(False, alias="execution.checkpointing.unaligned.enabled")
-    num_retained: int = Field(1, ge=1, le=1000, alias="state.checkpoints.num-retained")
+    timeout_ms: Int = Field(600_000, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.timeout")
+    region_timeout_ms: Int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.region.timeout")
+    unaligned: Bool = Field(False, alias="execution.checkpointing.unaligned.enabled")
+    num_retained: Int = Field(1, ge=1, le=1000, alias="state.checkpoints.num-retained")
     backend_type: Literal["hashmap", "rocksdb"] = Field("hashmap", alias="state.backend.type")
-    changelog: bool = Field(False, alias="state.backend.changelog.enabled")
-    file_merging: bool = Field(True, alias="execution.checkpointing.file-merging.enabled")
+    changelog: Bool = Field(False, alias="state.backend.changelog.enabled")
+    file_merging: Bool = Field(True, alias="execution.checkpointing.file-merging.enabled")
     restore_mode: Literal["CLAIM", "NO_CLAIM"] = Field("CLAIM", alias="execution.state-recovery.claim-mode")
     forced_global_policy: Literal["reset-counter", "keep-forcing"] = Field(
         "reset-counter",
@@ -142,29 +157,29 @@ class FlinkConfig(_Strict):
 class Faults(_Strict):
     """Fault mix: probabilities per checkpoint (per subtask, region, TM or job)."""
 
-    decline: float = Field(0.0, ge=0.0, le=1.0, description="a subtask declines")
-    timeout: float = Field(0.0, ge=0.0, le=1.0, description="a subtask neither acks nor declines")
-    subtask_crash: float = Field(0.0, ge=0.0, le=1.0, description="a region fails over (per region)")
-    taskmanager_loss: float = Field(0.0, ge=0.0, le=1.0, description="a TaskManager is lost (per TM)")
-    jobmanager_failover: float = Field(0.0, ge=0.0, le=1.0, description="the JobManager fails over")
-    put_failure: float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT fails (per TM)")
-    slow_put: float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT is too slow (per TM)")
-    crash_before_metadata: float = Field(
+    decline: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask declines")
+    timeout: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask neither acks nor declines")
+    subtask_crash: Float = Field(0.0, ge=0.0, le=1.0, description="a region fails over (per region)")
+    taskmanager_loss: Float = Field(0.0, ge=0.0, le=1.0, description="a TaskManager is lost (per TM)")
+    jobmanager_failover: Float = Field(0.0, ge=0.0, le=1.0, description="the JobManager fails over")
+    put_failure: Float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT fails (per TM)")
+    slow_put: Float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT is too slow (per TM)")
+    crash_before_metadata: Float = Field(
         0.0, ge=0.0, le=1.0, description="JM crashes between state upload and metadata commit"
     )
-    recovery_failure: float = Field(
+    recovery_failure: Float = Field(
         0.0, ge=0.0, le=1.0, description="a restarted region fails again during recovery"
     )
-    correlated_regions: int = Field(
+    correlated_regions: Int = Field(
         1, ge=1, le=8192, description="a declining region drags this many neighbours with it"
     )
-    heal_checkpoints: int = Field(3, ge=1, le=1000, description="fault-free checkpoints at the end")
-    swarm: bool = Field(False, description="the seed also draws which fault kinds are on")
+    heal_checkpoints: Int = Field(3, ge=1, le=1000, description="fault-free checkpoints at the end")
+    swarm: Bool = Field(False, description="the seed also draws which fault kinds are on")
 
 
 class RescaleEvent(_Strict):
-    after_checkpoint: int = Field(..., ge=0, description="index (0-based) of the checkpoint after which to rescale")
-    parallelism: int = Field(..., ge=1, le=8192)
+    after_checkpoint: Int = Field(..., ge=0, description="index (0-based) of the checkpoint after which to rescale")
+    parallelism: Int = Field(..., ge=1, le=8192)
 
 
 class Expect(_Strict):
@@ -176,16 +191,17 @@ class Expect(_Strict):
 class Scenario(_Strict):
     name: str = Field(..., min_length=1)
     description: str = ""
-    seed: int = Field(1, ge=0, le=2**63 - 1)
-    checkpoints: int = Field(10, ge=1, le=100_000, description="checkpoints triggered in the fault phase")
-    first_checkpoint_id: int = Field(1, ge=1)
+    seed: Int = Field(1, ge=0, le=2**63 - 1)
+    checkpoints: Int = Field(10, ge=1, le=100_000, description="checkpoints triggered in the fault phase")
+    first_checkpoint_id: Int = Field(1, ge=1, le=MAX_FIRST_CHECKPOINT_ID,
+                                     description="the first checkpoint id (a Java long, with room to count up)")
     topology: Topology = Topology()
     workload: Workload = Workload()
     flink: FlinkConfig = FlinkConfig()
     faults: Faults = Faults()
     rescale: tuple[RescaleEvent, ...] = ()
     expect: Expect = Expect()
-    compare_regional_off: bool = Field(
+    compare_regional_off: Bool = Field(
         False, description="A/B: also run the same seed with regional checkpoints off and compare"
     )
     warnings_: tuple[str, ...] = Field((), alias="warnings", exclude=True)
@@ -219,6 +235,17 @@ class Scenario(_Strict):
             last = event.after_checkpoint
         if self.expect.verdict == "invalid" and not self.expect.invariant:
             errors.append("expect.invariant: a scenario expected to be invalid must name the invariant it breaks")
+        if self.expect.invariant is not None and self.expect.invariant not in INVARIANTS:
+            errors.append(f"expect.invariant: {self.expect.invariant!r} is not an invariant; "
+                          f"known: {', '.join(INVARIANTS)}")
+        p = self.topology.parallelism
+        if self.topology.taskmanagers > p:
+            errors.append(f"topology.taskmanagers: {self.topology.taskmanagers} TaskManagers for {p} subtasks, "
+                          "at most one TaskManager per subtask")
+        regions = p if self.topology.partitioning == Partitioning.FORWARD else 1
+        if self.faults.correlated_regions > regions:
+            errors.append(f"faults.correlated_regions: {self.faults.correlated_regions} is more than the "
+                          f"{regions} pipeline region(s) of the job")
         if errors:
             raise ValueError("; ".join(errors))
         return self
@@ -278,6 +305,8 @@ def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:
 
 def parse_value(text: str) -> Any:
     """Parse a ``--set`` value with YAML rules (``true``, ``0.5``, ``[1, 2]``)."""
+    if text.strip().lower() in _YAML11_BOOLS:
+        return text
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -297,8 +326,13 @@ def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
                 continue
             node = data.setdefault(head, {})
             parts = rest.split(".")
-            for part in parts[:-1]:
-                node = node.setdefault(part, {})
+            for i, part in enumerate(parts[:-1]):
+                node = node.setdefault(part, {}) if isinstance(node, dict) else None
+                if not isinstance(node, dict):
+                    raise ScenarioError([(key, f"{head}.{'.'.join(parts[:i + 1])} is not a section, "
+                                               "it has no field " + repr(parts[i + 1]))])
+            if not isinstance(node, dict):
+                raise ScenarioError([(key, f"{head} is not a section")])
             node[parts[-1]] = value
         elif "." in key:
             data.setdefault("flink", {})[key] = value
