@@ -17,6 +17,7 @@ import os
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 
 from . import runner
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "scenarios":
             for name, path in catalogue().items():
                 sc = load(str(path))
-                tag = f" [expect {sc.expect.verdict}: {sc.expect.invariant}]" if sc.expect.verdict == "invalid" else ""
+                tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
                 console.print(f"[bold]{name}[/bold]{tag}\n    {sc.description.strip()}", highlight=False)
             return 0
         if args.command == "mutants":

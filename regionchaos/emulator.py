@@ -182,7 +182,7 @@ class Emulation:
             max_failure_ratio=scenario.flink.max_failure_ratio,
             max_consecutive_failures=scenario.flink.max_consecutive_failures,
             forced_global_policy=scenario.flink.forced_global_policy,
-
+            semantics=scenario.flink.semantics,
         )
         w = scenario.workload
         self.length = w.records_per_split if w.bounded else None

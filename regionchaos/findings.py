@@ -36,10 +36,27 @@ def _rescaled(sc: Scenario) -> bool:
     return sc.region_enabled_effective and bool(sc.rescale)
 
 
+def _pr(sc: Scenario) -> bool:
+    return sc.region_enabled_effective and sc.flink.semantics == "pr"
+
+
 FINDINGS: tuple[Finding, ...] = (
     Finding("F1", ("flip_bounds",), "tier 2 lets the ref chain outgrow max-consecutive-failures", _tier2_resets),
     Finding("F2", ("reachable_global_state", "exactly_once_output"),
             "after a rescale, a failed subtask's union-state fallback duplicates other subtasks' entries", _rescaled),
+    # the implementation PR's semantics (execution.checkpointing.region.semantics: pr)
+    Finding("F3", ("decisions_follow_rules",), "PR: REGIONAL with every region failed (no all-regions-failed rule)",
+            lambda sc: _pr(sc) and sc.flink.max_failure_ratio >= 1.0),
+    Finding("F4", ("decisions_follow_rules", "flip_bounds"), "PR: max-consecutive-failures 0 allows a regional",
+            lambda sc: _pr(sc) and sc.flink.max_consecutive_failures == 0),
+    Finding("F5", ("reachable_global_state", "exactly_once_output", "metadata_well_formed"),
+            "PR: after a rescale a failed subtask falls back to the old parallelism's entry at its index",
+            lambda sc: _pr(sc) and bool(sc.rescale)),
+    Finding("F6", ("decisions_follow_rules",), "PR: a forced checkpoint aborted by the failure ratio keeps forcing", _pr),
+    Finding("F7", ("decisions_follow_rules", "flip_bounds"),
+            "PR: the consecutive counter is not restored after a JobManager failover",
+            lambda sc: _pr(sc) and (sc.faults.jobmanager_failover > 0 or sc.faults.crash_before_metadata > 0
+                                    or sc.faults.swarm)),
 )
 
 
