@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import uuid
 
 import pytest
@@ -265,3 +266,33 @@ def test_the_storage_hook_prefers_the_connection_then_the_environment(monkeypatc
     assert os.environ["AWS_ACCESS_KEY_ID"] == "before"
     RegionChaosStorageHook().storage_config()  # in a task: the connection's keys for boto3 and Spark
     assert (os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]) == ("conn-key", "conn-secret")
+
+
+def test_stored_html_is_served_sandboxed(configured, auth, client, storage):
+    """A page planted in the bucket cannot run script on Airflow's origin."""
+    planted = "<script>fetch('/api/v2/dags', {credentials: 'include'})</script>"
+    storage.client().put_object(Bucket=storage.bucket, Key=f"{PREFIX}/smoke-s7-manual-1/report/planted.html",
+                                Body=planted)
+    response = client.get("/runs/smoke-s7-manual-1/report/planted.html", headers=bearer(auth("admin")))
+    assert response.status_code == 200 and response.text == planted
+    policy = [p.strip() for p in response.headers["content-security-policy"].split(";")]
+    assert "sandbox" in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_newest_runs_first_not_alphabetical(configured, auth, client, storage):
+    """Runs created in the order zzz, aaa: the newest (aaa) comes first, and limit=1 keeps it."""
+    s3 = storage.client()
+    for run_id in ("zzz-older-run", "aaa-newer-run"):
+        s3.put_object(Bucket=storage.bucket, Key=f"{PREFIX}/{run_id}/summary.json",
+                      Body=json.dumps(summary(run_id, "smoke", 1, "valid")))
+        time.sleep(1.1)  # S3 LastModified has one-second resolution
+    rows = client.get("/api/runs?q=er-run&limit=1", headers=bearer(auth("admin"))).json()["runs"]
+    assert [r["run_id"] for r in rows] == ["aaa-newer-run"]
+    both = client.get("/api/runs?q=er-run", headers=bearer(auth("admin"))).json()["runs"]
+    assert [r["run_id"] for r in both] == ["aaa-newer-run", "zzz-older-run"]
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=-5", "limit=1000000", "q=" + "x" * 500])
+def test_limits_are_bounded_per_request(configured, auth, client, query):
+    assert client.get(f"/api/runs?{query}", headers=bearer(auth("admin"))).status_code == 422

@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -34,6 +34,11 @@ from regionchaos_airflow.runs import RUN_ID_RE, result_row
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
 DEFAULT_LIMIT = 500
+MAX_LIMIT = 2000  # rows one request may ask for
+MAX_SCAN = 10_000  # run ids one request looks at (one HEAD each)
+# Stored HTML (reports, Data Docs) is data from the bucket: it runs in a sandbox (a unique origin,
+# no script), so a file planted there cannot act on Airflow's origin with the user's session.
+STORED_CSP = "sandbox; frame-ancestors 'self'"
 STORAGE_TTL_S = 60.0
 _bearer = HTTPBearer(auto_error=False)
 
@@ -85,19 +90,26 @@ def safe_key(run_id: str, key: str) -> str:
 
 
 def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list[dict[str, Any]]:
-    """Result rows of the runs under the prefix, newest summary first (runs without a
-    summary yet are listed with verdict ``running``)."""
+    """Result rows of the newest ``limit`` runs under the prefix, newest first: by the time their
+    summary was written (runs without a summary yet are listed as ``running``, newest of all),
+    never by the alphabetical order of their ids. At most `MAX_SCAN` run ids are looked at."""
     client = config.client()
     top = config.prefix.strip("/") + "/"
     run_ids: list[str] = []
     for page in client.get_paginator("list_objects_v2").paginate(
-        Bucket=config.bucket, Prefix=top, Delimiter="/"
+        Bucket=config.bucket, Prefix=top, Delimiter="/", PaginationConfig={"MaxItems": MAX_SCAN}
     ):
         for common in page.get("CommonPrefixes", []):
             run_id = common["Prefix"][len(top):].rstrip("/")
             if RUN_ID_RE.match(run_id) and contains in run_id:
                 run_ids.append(run_id)
-    run_ids = run_ids[-limit:]
+
+    def modified(run_id: str) -> tuple[str, str]:
+        try:
+            head = client.head_object(Bucket=config.bucket, Key=f"{top}{run_id}/summary.json")
+        except client.exceptions.ClientError:
+            return ("~running", run_id)  # sorts after every timestamp: still running is newest
+        return (head["LastModified"].isoformat(), run_id)
 
     def fetch(run_id: str) -> dict[str, Any]:
         try:
@@ -110,9 +122,10 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
         return row
 
     with ThreadPoolExecutor(max_workers=16) as pool:
-        rows = list(pool.map(fetch, run_ids))
+        newest = sorted(pool.map(modified, run_ids), reverse=True)[:limit]
+        rows = list(pool.map(fetch, [run_id for _, run_id in newest]))
     client.close()
-    return sorted(rows, key=lambda r: (r["modified"], r["run_id"]), reverse=True)
+    return rows
 
 
 def _unreachable(exc: Exception) -> HTTPException:
@@ -128,12 +141,12 @@ def _no_storage() -> HTTPException:
 
 
 @app.get("/api/runs")
-def api_runs(limit: int = DEFAULT_LIMIT, q: str = "") -> JSONResponse:
+def api_runs(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), q: str = Query("", max_length=200)) -> JSONResponse:
     config = run_storage()
     if config is None:
         raise _no_storage()
     try:
-        rows = list_runs(config, limit=max(1, min(limit, 5000)), contains=q)
+        rows = list_runs(config, limit=limit, contains=q)
     except Exception as exc:  # endpoint down, bucket missing, credentials: say so, don't 500
         raise _unreachable(exc) from exc
     return JSONResponse({"runs": rows})
@@ -154,7 +167,7 @@ def run_object(run_id: str, key: str) -> Response:
     if body is None:
         raise HTTPException(status_code=404, detail="no such object")
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "frame-ancestors 'self'"}
+    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": STORED_CSP}
     return Response(body, media_type=media_type, headers=headers)
 
 
@@ -162,13 +175,14 @@ _VERDICT_COLOURS = {"valid": "#1a7f37", "invalid": "#cf222e", "unknown": "#9a670
 
 
 @app.get("/", response_class=HTMLResponse)
-def index(request: Request, q: str = "", limit: int = DEFAULT_LIMIT) -> HTMLResponse:
+def index(request: Request, q: str = Query("", max_length=200),
+          limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)) -> HTMLResponse:
     config = run_storage()
     if config is None:
         body = f"<p>{html.escape(_no_storage().detail)}</p>"
         return HTMLResponse(_page(body), status_code=503)
     try:
-        rows = list_runs(config, limit=max(1, min(limit, 5000)), contains=q)
+        rows = list_runs(config, limit=limit, contains=q)
     except Exception as exc:
         return HTMLResponse(_page(f"<p>{html.escape(_unreachable(exc).detail)}</p>"), status_code=503)
     base = request.scope.get("root_path", "").rstrip("/")
