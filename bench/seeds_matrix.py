@@ -116,7 +116,11 @@ def main() -> int:
                 with open(args.jsonl, "a") as f:
                     f.write(json.dumps(keep, sort_keys=True) + "\n")
 
-        runs = judge_seeds(name, range(args.first_seed, args.first_seed + args.seeds), console=console,
+        seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+        own = load(name).seed  # a finding's scenario must show it on its own seed: judge that one too
+        if load(name).expect.verdict == "invalid" and own not in seeds:
+            seeds.append(own)
+        runs = judge_seeds(name, seeds, console=console,
                            overrides=overrides or None, batch=args.batch, on_result=record,
                            keep_runs=not args.drop_runs)
         row, off = table_row(name, runs, time.perf_counter() - started, overrides or None)

@@ -59,7 +59,11 @@ CASES: dict[str, tuple[str, int, dict, dict[str, tuple[str, ...]]]] = {
 }
 # findings: scenario (its own seed) -> the invariants the correct protocol breaks there (FINDINGS.md)
 FINDINGS = {"forced-global-tier2": {"flip_bounds"},
-            "union-offsets-rescale": {"reachable_global_state", "exactly_once_output"}}
+            "union-offsets-rescale": {"reachable_global_state", "exactly_once_output"},
+            "pr-all-regions-failed": {"decisions_follow_rules", "flip_bounds"},
+            "pr-max-consecutive-zero": {"decisions_follow_rules", "flip_bounds"},
+            "pr-rescale-fallback": {"reachable_global_state", "exactly_once_output"},
+            "pr-forced-ratio-abort": {"decisions_follow_rules", "flip_bounds"}}
 
 
 def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> str:

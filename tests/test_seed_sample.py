@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from regionchaos.findings import meets_expectation
 from regionchaos.scenario import load
 from regionchaos.swarm import judge_seeds
 
 pytestmark = pytest.mark.spark
 
 
-def test_smoke_sample_is_valid(s3_server, spark):
+def test_smoke_sample_is_valid(s3_server, spark):  # smoke: no region ever fails long enough for F1
     runs = judge_seeds("smoke", [2, 3], storage=s3_server.config, spark=spark)
     assert [r["verdict"] for r in runs] == ["valid", "valid"], runs
 
@@ -31,4 +32,8 @@ def test_discovered_splits_survive_global_restores(s3_server, spark):
     `reachable_global_state` (split_assignment_consistent: 'forgotten') fails on a correct run."""
     runs = judge_seeds("coordinator-fallback", [1, 2], overrides={"faults.swarm": True},
                        storage=s3_server.config, spark=spark)
-    assert [(r["seed"], r["verdict"], r["failed"]) for r in runs] == [(1, "valid", []), (2, "valid", [])], runs
+    assert [r["seed"] for r in runs] == [1, 2]
+    for r in runs:  # the FLIP's tier 2 (the default) may show F1 (flip_bounds) here, nothing else
+        sc = load("coordinator-fallback", overrides={"faults.swarm": True}, seed=r["seed"])
+        assert meets_expectation(sc, r["verdict"], r["failed"], r["unknown"])[0], r
+        assert not {"reachable_global_state", "exactly_once_output"} & set(r["failed"]), r
