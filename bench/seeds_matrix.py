@@ -52,6 +52,8 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     span = f"{seeds[0]}-{seeds[-1]}" if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) else ",".join(map(str, seeds))
     allowed = sorted(allowed_failures(sc))
     expected = sc.expect.verdict + (f" ({sc.expect.invariant})" if sc.expect.invariant else "")
+    if sc.expect.verdict == "invalid" and sc.expect.invariant not in allowed_failures(sc):
+        expected = "valid (its finding does not apply under this policy)"
     expected += f"; may fail: {', '.join(allowed)}" if allowed else ""
     row = (f"| {name} | {expected} | {len(runs)} ({span}) | {verdicts['valid']} | {verdicts['invalid']} "
            f"| {verdicts['unknown']} | {', '.join(failed) or '-'} | {'ok' if not off else 'OFF: ' + detail} "

@@ -205,6 +205,7 @@ def build_state_file(checkpoint_id: int, rows: Iterable[tuple], sums: PrefixSums
         op, sub = row[0], row[1]
         if op == "source":
             entries = segments.setdefault(f"source/{sub}", [])
+            segments.setdefault(f"offsets/{sub}", [])  # its union offsets: empty too for a subtask without splits
             if row[2] != NO_SPLIT:  # NO_SPLIT: a subtask without splits, its segment is empty
                 entries.append({"split": row[2], "src": row[3]})
         elif op == "counter":

@@ -108,7 +108,7 @@ def test_truth_is_recomputed_from_the_seed(frames):
 def test_entries_one_per_operator_and_subtask(frames):
     e = frames["entries"]
     per = e.groupby("checkpoint_id").size()
-    assert (per == 5 * 4).all()  # smoke: 5 operators x parallelism 4
+    assert (per == 6 * 4).all()  # smoke: 6 operators (source, offsets, counter, epoch, rules, sink) x parallelism 4
 
 
 def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store):
