@@ -183,6 +183,8 @@ class Emulation:
             max_consecutive_failures=scenario.flink.max_consecutive_failures,
             forced_global_policy=scenario.flink.forced_global_policy,
             semantics=scenario.flink.semantics,
+            timeout_ms=scenario.flink.timeout_ms,
+            region_timeout_ms=scenario.flink.region_timeout_ms,
         )
         w = scenario.workload
         self.length = w.records_per_split if w.bounded else None
@@ -332,23 +334,35 @@ class Emulation:
                  counter=coord.consecutive_regional)
         merging = self.sc.flink.file_merging
         written: set[str] = set()  # objects holding this checkpoint's snapshots
-        for task in sorted(pending.expected):
+        timeout = self.sc.flink.timeout_ms
+        expected = sorted(pending.expected)
+        limit = min(timeout, self.settings.deadline_ms or timeout) if faults.healing else timeout
+        upload = self.nemesis.upload_times(self.attempt, expected, limit)
+        responses = []  # the task side's own record: [vertex, subtask, response, at_ms, upload_ms, reason]
+        for task in expected:
             tm = task[1] % self.tms
+            lat = upload[task]
             if task in faults.declines:
+                responses.append([task[0], task[1], "decline", lat, None, faults.declines[task]])
                 coord.receive_decline(pending, task, faults.declines[task])
                 continue
             if tm in faults.put_failures and merging:
                 self.batch.put_failures.add((cid, tm))
-                coord.receive_decline(pending, task, "CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED")
+                reason = "CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED"
+                responses.append([task[0], task[1], "decline", lat, None, reason])
+                coord.receive_decline(pending, task, reason)
                 continue
             states = self._snapshot(cid, task)
-            if task in faults.timeouts or (tm in faults.slow_puts and merging):
-                if tm in faults.slow_puts:
-                    self.batch.slow_puts.add((cid, tm))
-                written.add(object_key(cid, task, self.tms, merging))
-                continue  # the snapshot exists, the ack never arrives in time
             written.add(object_key(cid, task, self.tms, merging))
-            coord.receive_acknowledge(pending, task, states)
+            slow = tm in faults.slow_puts and merging
+            if (slow or task in faults.timeouts) and tm in faults.slow_puts:
+                self.batch.slow_puts.add((cid, tm))
+            # a silent task's ack, and a slow PUT's, arrive after the checkpoint timeout
+            done = timeout + 1 + lat if slow else lat
+            at = timeout + 1 + lat if task in faults.timeouts or slow else lat
+            responses.append([task[0], task[1], "ack", at, done, None])
+            coord.receive_acknowledge(pending, task, states, at_ms=at)
+        self.log("task_responses", checkpoint_id=cid, tasks=responses)
         outcome = coord.complete_pending_checkpoint(pending)
         if faults.crash_before_metadata:
             # the JobManager dies after the state upload, before the metadata commit;

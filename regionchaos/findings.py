@@ -49,7 +49,7 @@ FINDINGS: tuple[Finding, ...] = (
             lambda sc: _pr(sc) and sc.flink.max_failure_ratio >= 1.0),
     Finding("F4", ("decisions_follow_rules", "flip_bounds"), "PR: max-consecutive-failures 0 allows a regional",
             lambda sc: _pr(sc) and sc.flink.max_consecutive_failures == 0),
-    Finding("F5", ("reachable_global_state", "exactly_once_output", "metadata_well_formed"),
+    Finding("F5", ("reachable_global_state", "exactly_once_output", "metadata_well_formed", "state_consistency"),
             "PR: after a rescale a failed subtask falls back to the old parallelism's entry at its index",
             lambda sc: _pr(sc) and bool(sc.rescale)),
     Finding("F6", ("decisions_follow_rules",), "PR: a forced checkpoint aborted by the failure ratio keeps forcing", _pr),

@@ -19,6 +19,8 @@ import numpy as np
 from .scenario import Faults, Scenario
 
 _SWARM, _TASKS, _REGIONS, _TMS, _JOB = 1, 2, 3, 4, 5
+_RESPONSES = 8  # streams 6 and 7 are the workload's (emulator.py)
+RESPONSE_TAIL = 32  # upload time = u**32 of half the checkpoint timeout: most fast, a thin slow tail
 
 FAULT_KINDS = (
     "decline",
@@ -44,6 +46,7 @@ class AttemptFaults:
     taskmanager_losses: list[int] = field(default_factory=list)
     jobmanager_failover: bool = False
     recovery_failures: list[int] = field(default_factory=list)  # regions failing again while recovering
+    healing: bool = False  # the heal phase: no faults, every task on time
 
     def any(self) -> bool:
         return bool(
@@ -74,7 +77,7 @@ class Nemesis:
 
     def attempt(self, index: int, tasks: list[tuple[str, int]], region_of: dict, num_regions: int,
                 taskmanagers: int, healing: bool) -> AttemptFaults:
-        out = AttemptFaults()
+        out = AttemptFaults(healing=healing)
         if healing:
             return out
         f = self.faults
@@ -106,3 +109,13 @@ class Nemesis:
         out.crash_before_metadata = bool(job[0] < f.crash_before_metadata)
         out.jobmanager_failover = bool(job[1] < f.jobmanager_failover)
         return out
+
+    def upload_times(self, index: int, tasks: list[tuple[str, int]], limit_ms: int) -> dict[tuple[str, int], int]:
+        """Each task's snapshot upload time in emulated ms after the trigger of attempt ``index``:
+        ``u**32 * limit/2`` for u uniform in [0, 1). With ``limit`` = the checkpoint timeout no
+        task outlasts it unless a fault says so, and a per-region timeout R < timeout/2 catches a
+        tail of ``1 - (2R/timeout)**(1/32)`` of the tasks (R = timeout/4: 2.1 %, timeout/10:
+        4.9 %); the heal phase passes the deadline as ``limit`` (a healthy cluster is on time).
+        Its own stream: the other draws of the attempt do not move."""
+        u = np.random.default_rng([self.seed, _RESPONSES, index]).random(len(tasks))
+        return {task: int(x ** RESPONSE_TAIL * limit_ms / 2) for task, x in zip(tasks, u)}

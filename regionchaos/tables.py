@@ -55,7 +55,7 @@ SCHEMAS: dict[str, str] = {
         "coordinator_fallback boolean, partitioning string, exchange string, file_merging boolean, "
         "initial_parallelism int, first_checkpoint_id bigint, fault_attempts int, heal_attempt int, "
         "started boolean, run_finished boolean, job_finished boolean, job_not_finished boolean, "
-        "history_events int, history_files int"
+        "history_events int, history_files int, timeout_ms bigint, region_timeout_ms bigint, semantics string"
     ),
     "checkpoints": (
         "run_id string, checkpoint_id bigint, attempt int, trigger_seq bigint, decided_seq bigint, "
@@ -103,6 +103,10 @@ SCHEMAS: dict[str, str] = {
     "transactions": (
         "run_id string, checkpoint_id bigint, tm int, txn_checkpoint_id bigint, split int, start bigint, "
         "end bigint, count bigint, sum bigint"
+    ),
+    "task_responses": (
+        "run_id string, checkpoint_id bigint, attempt int, vertex string, subtask int, region int, "
+        "response string, at_ms bigint, upload_ms bigint, reason string"
     ),
     "events": (
         "run_id string, seq bigint, attempt int, kind string, checkpoint_id bigint, region int, subtask int, "
@@ -291,6 +295,12 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             p_now, regions_now = int(e["new_parallelism"]), int(e["regions"])
         elif k == "checkpoint_triggered":
             trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
+        elif k == "task_responses":  # the task side's record, apart from the coordinator's decision
+            for vertex, sub, response, at_ms, upload_ms, reason in e["tasks"]:
+                t["task_responses"].add(
+                    run_id=rid, checkpoint_id=e["checkpoint_id"], attempt=e.get("attempt"), vertex=vertex,
+                    subtask=sub, region=region_of(vertex, sub, p_now, topo), response=response, at_ms=at_ms,
+                    upload_ms=upload_ms, reason=reason)
         elif k == "checkpoint_decided":
             cid = e["checkpoint_id"]
             dec[cid] = e
@@ -353,6 +363,9 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
         heal_attempt=heal_attempt, started="run_started" in first, run_finished="run_finished" in first,
         job_finished="job_finished" in first, job_not_finished="job_not_finished" in first,
         history_events=len(events), history_files=art.history_files,
+        timeout_ms=int(flink.get("execution.checkpointing.timeout", 600_000)),
+        region_timeout_ms=flink.get("execution.checkpointing.region.timeout"),
+        semantics=flink.get("execution.checkpointing.region.semantics", "flip"),
     )
 
     # -- checkpoints ----------------------------------------------------------------------------
@@ -485,7 +498,7 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
 
     # -- events and redistributions ---------------------------------------------------------------------
     for e in events:
-        detail = {k: v for k, v in e.items() if k not in ("metadata", "restored", "seq", "attempt", "kind")}
+        detail = {k: v for k, v in e.items() if k not in ("metadata", "restored", "seq", "attempt", "kind", "tasks")}
         recovered = e.get("recovered")
         t["events"].add(
             run_id=rid, seq=e["seq"], attempt=e.get("attempt"), kind=e["kind"], checkpoint_id=e.get("checkpoint_id"),

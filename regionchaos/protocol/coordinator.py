@@ -56,13 +56,30 @@ class CoordinatorSettings:
     still lets one through) and survives an abort by the failure ratio; the counter and the
     flag live in memory only (a new JobManager starts from 0); only declines fail a region (a
     silent task lets the checkpoint expire); no all-regions-failed rule; after a rescale a
-    failed subtask's fallback is its index in the latest checkpoint, at the old parallelism."""
+    failed subtask's fallback is its index in the latest checkpoint, at the old parallelism.
+
+    ``timeout_ms`` / ``region_timeout_ms``: the deadlines, in ms after the trigger, of a
+    response that carries its arrival time (``receive_acknowledge(..., at_ms=)``). An ack after
+    the deadline is discarded and its task counts as timed out. The deadline is the region
+    timeout when regional checkpoints are on under ``flip`` and one is set (the dev list's
+    "per-region timeout": the silent task's region is marked failed), else the checkpoint
+    timeout; the PR has no per-region timeout. None: responses carry no time (unit tests of
+    the decision rules)."""
 
     region_enabled: bool
     max_failure_ratio: float
     max_consecutive_failures: int
     forced_global_policy: str  # "reset-counter" (the FLIP's tier 2) or "keep-forcing"
     semantics: str = FLIP  # the one default: code and tests that predate the option mean the FLIP
+    timeout_ms: int | None = None
+    region_timeout_ms: int | None = None
+
+    @property
+    def deadline_ms(self) -> int | None:
+        """How long after the trigger an acknowledgement still counts."""
+        if self.region_enabled and self.semantics == FLIP and self.region_timeout_ms is not None:
+            return self.region_timeout_ms
+        return self.timeout_ms
 
 
 @dataclass
@@ -75,6 +92,7 @@ class PendingCheckpoint:
     coordinator_snapshot: dict | None
     acks: dict[Task, States] = field(default_factory=dict)
     declines: dict[Task, str] = field(default_factory=dict)
+    late: dict[Task, int] = field(default_factory=dict)  # acks that arrived after the deadline (ms)
 
 
 @dataclass
@@ -196,8 +214,15 @@ class CheckpointCoordinator:
             pending.acks[task] = states
         return pending
 
-    def receive_acknowledge(self, pending: PendingCheckpoint, task: Task, states: States) -> None:
+    def receive_acknowledge(self, pending: PendingCheckpoint, task: Task, states: States,
+                            at_ms: int | None = None) -> None:
+        """``at_ms``: when the ack arrived, in ms after the trigger; past the deadline it is
+        discarded (Flink's late acknowledgement) and the task counts as timed out."""
         self._check_response(pending, task)
+        deadline = self.settings.deadline_ms
+        if at_ms is not None and deadline is not None and at_ms > deadline:
+            pending.late[task] = at_ms
+            return
         pending.acks[task] = states
 
     def receive_decline(self, pending: PendingCheckpoint, task: Task, reason: str) -> None:
@@ -207,7 +232,7 @@ class CheckpointCoordinator:
     def _check_response(self, pending: PendingCheckpoint, task: Task) -> None:
         if task not in pending.expected:
             raise ValueError(f"checkpoint {pending.checkpoint_id}: {task} was not asked")
-        if task in pending.acks or task in pending.declines:
+        if task in pending.acks or task in pending.declines or task in pending.late:
             raise ValueError(f"checkpoint {pending.checkpoint_id}: {task} already responded")
 
     # -- completing -------------------------------------------------------------------

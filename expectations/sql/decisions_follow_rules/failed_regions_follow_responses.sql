@@ -1,0 +1,50 @@
+-- The regions a completed checkpoint falls back are the ones its tasks' own responses say failed. The
+-- evidence is the task side's record (rc_task_responses: each triggered task's ack or decline and when it
+-- arrived, in emulated ms after the trigger), not the coordinator's decision event: a region must fail iff
+-- one of its tasks declined or acknowledged after the deadline. The deadline comes from scenario.json: the
+-- per-region timeout with regional checkpoints on under the FLIP's semantics, else the checkpoint timeout.
+-- Which regions the coordinator failed is read from the metadata: their entries reference an earlier
+-- checkpoint. A completed checkpoint whose task record does not cover every task its trigger expected is
+-- reported too (it cannot be judged).
+WITH deadline AS (
+  SELECT run_id, CASE WHEN region_enabled AND semantics = 'flip' AND region_timeout_ms IS NOT NULL
+                      THEN region_timeout_ms ELSE timeout_ms END AS deadline_ms
+  FROM {batch}
+),
+resp AS (
+  SELECT t.run_id, t.checkpoint_id, t.region, d.deadline_ms,
+         max(CASE WHEN t.response = 'ack' AND t.at_ms <= d.deadline_ms THEN 0 ELSE 1 END) AS must_fail,
+         max_by(concat(t.vertex, ' ', t.subtask, ' ', t.response, ' at ', t.at_ms, ' ms'),
+                CASE WHEN t.response = 'ack' THEN t.at_ms ELSE d.deadline_ms + 1 END) AS witness
+  FROM rc_task_responses t JOIN deadline d ON d.run_id = t.run_id
+  GROUP BY t.run_id, t.checkpoint_id, t.region, d.deadline_ms
+),
+meta AS (
+  SELECT run_id, checkpoint_id, region, max(CASE WHEN ref_checkpoint_id IS NULL THEN 0 ELSE 1 END) AS referenced
+  FROM rc_entries GROUP BY run_id, checkpoint_id, region
+),
+covered AS (
+  SELECT run_id, checkpoint_id, count(*) AS tasks FROM rc_task_responses GROUP BY run_id, checkpoint_id
+),
+expected AS (
+  SELECT run_id, checkpoint_id, CAST(get_json_object(detail, '$.expected') AS INT) AS tasks
+  FROM rc_events WHERE kind = 'checkpoint_triggered'
+)
+SELECT resp.run_id, resp.checkpoint_id, resp.region, NULL AS subtask, NULL AS operator, NULL AS split,
+       CASE WHEN resp.must_fail = 1
+            THEN concat('region ', resp.region, ' must fail (', resp.witness, ', deadline ', resp.deadline_ms,
+                        ' ms) but the ', c.metadata_type, ' metadata keeps its fresh state')
+            ELSE concat('every task of region ', resp.region, ' acknowledged by ', resp.deadline_ms,
+                        ' ms (latest: ', resp.witness, ') but the metadata falls it back') END AS detail
+FROM resp
+JOIN rc_checkpoints c ON c.run_id = resp.run_id AND c.checkpoint_id = resp.checkpoint_id AND c.completed
+JOIN meta m ON m.run_id = resp.run_id AND m.checkpoint_id = resp.checkpoint_id AND m.region = resp.region
+WHERE resp.must_fail <> m.referenced
+UNION ALL
+SELECT c.run_id, c.checkpoint_id, NULL, NULL, NULL, NULL,
+       concat('the task side recorded ', coalesce(n.tasks, 0), ' responses, the trigger expected ', x.tasks)
+FROM rc_checkpoints c
+JOIN {batch} r ON r.run_id = c.run_id
+JOIN expected x ON x.run_id = c.run_id AND x.checkpoint_id = c.checkpoint_id
+LEFT JOIN covered n ON n.run_id = c.run_id AND n.checkpoint_id = c.checkpoint_id
+WHERE c.completed AND coalesce(n.tasks, 0) <> x.tasks
