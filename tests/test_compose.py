@@ -8,7 +8,12 @@ Out: pass/fail: the file and its documentation cannot drift apart silently.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,12 +31,21 @@ RUN_ONCE = {"minio-init", "airflow-init"}
 # service keys of the Compose specification that this file may use
 SERVICE_KEYS = {"image", "build", "command", "entrypoint", "environment", "ports", "volumes",
                 "depends_on", "healthcheck", "restart", "hostname", "user"}
-_INTERPOLATION = re.compile(r"(?<!\$)\$\{([A-Z0-9_]+)(?:(:?-)([^}]*))?\}")
+_INTERPOLATION = re.compile(r"(?<!\$)\$\{([A-Z0-9_]+)(?:(:?[-?])([^}]*))?\}")
+# the secrets of the stack: none may have a default in the file, all come from .env
+SECRETS = {"AIRFLOW_ADMIN_PASSWORD", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_FERNET_KEY",
+           "POSTGRES_PASSWORD", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"}
+REQUIRED = "<required>"
 
 
 def resolve(value: str) -> str:
-    """Compose interpolation with every variable unset: ``${X:-d}`` / ``${X-d}`` -> d."""
-    return _INTERPOLATION.sub(lambda m: m.group(3) or "", value).replace("$$", "$")
+    """Compose interpolation with every variable unset: ``${X:-d}`` / ``${X-d}`` -> d;
+    ``${X:?message}`` (required) -> ``<X>``."""
+    def one(m: re.Match) -> str:
+        if m.group(2) and m.group(2).endswith("?"):
+            return f"<{m.group(1)}>"
+        return m.group(3) or ""
+    return _INTERPOLATION.sub(one, value).replace("$$", "$")
 
 
 def doc_table(heading: str) -> list[dict[str, str]]:
@@ -46,8 +60,17 @@ def code(cell: str) -> str:
     return cell.strip().strip("`")
 
 
+def published(service: dict) -> list[tuple[str, str, str]]:
+    """(host address, host port, container port) of each published port, variables unset."""
+    out = []
+    for p in service.get("ports", []):
+        parts = resolve(str(p)).split(":")
+        out.append(tuple(parts) if len(parts) == 3 else ("0.0.0.0", *parts))  # no address: every interface
+    return out
+
+
 def host_ports(service: dict) -> list[str]:
-    return [resolve(str(p)).split(":")[0] for p in service.get("ports", [])]
+    return [host for _, host, _ in published(service)]
 
 
 def env(service: dict) -> dict[str, str]:
@@ -110,7 +133,7 @@ def test_the_image_pins_match_the_lock_and_the_python_of_the_project():
     dockerfile = SERVICES["airflow-apiserver"]["build"]["dockerfile_inline"]
     assert f"FROM apache/airflow:{LOCK['apache-airflow']}-python3.11" in dockerfile
     assert "requires-python = \">=3.11,<3.12\"" in (ROOT / "pyproject.toml").read_text()
-    assert "COPY requirements.lock" in dockerfile and "pip install" in dockerfile
+    assert "COPY pyproject.toml requirements.lock /tmp/" in dockerfile and "pip install" in dockerfile
     assert "default-jre-headless" in dockerfile and "JAVA_HOME" in dockerfile
     spark_version = LOCK["pyspark"]
     assert SERVICES["spark-master"]["image"] == f"apache/spark:{spark_version}-scala2.13-java17-ubuntu"
@@ -163,10 +186,11 @@ def test_minio_creates_the_bucket_and_everyone_gets_endpoint_and_credentials_fro
 # -- environment variables and volumes of the doc ------------------------------------------
 
 def _interpolations() -> dict[str, set[str]]:
-    """Variable -> the defaults it is given anywhere in docker-compose.yml."""
+    """Variable -> the defaults it is given anywhere in docker-compose.yml (`REQUIRED` for ``:?``)."""
     found: dict[str, set[str]] = {}
     for m in _INTERPOLATION.finditer((ROOT / "docker-compose.yml").read_text()):
-        found.setdefault(m.group(1), set()).add(m.group(3) or "")
+        required = bool(m.group(2)) and m.group(2).endswith("?")
+        found.setdefault(m.group(1), set()).add(REQUIRED if required else (m.group(3) or ""))
     return found
 
 
@@ -180,6 +204,8 @@ def test_every_documented_variable_is_used_and_every_used_variable_is_documented
             assert used[name] == {code(default)}, (name, used[name])
         elif default == "empty":
             assert used[name] == {""}, name
+        elif default == "required (.env)":
+            assert used[name] == {REQUIRED}, name
 
 
 def test_the_documented_volumes_are_declared_and_mounted_where_documented():
@@ -188,3 +214,87 @@ def test_the_documented_volumes_are_declared_and_mounted_where_documented():
     mounts = {m for s in SERVICES.values() for m in s.get("volumes", [])}
     for volume, target in rows.items():
         assert f"{volume}:{target}" in mounts, volume
+
+
+# -- hardening: bind addresses, secrets, the Spark master's address, runtime dependencies ----
+
+def test_every_published_port_binds_localhost_by_default():
+    ports = [(name, p) for name, service in SERVICES.items() for p in published(service)]
+    assert ports, "no published port at all"
+    for name, (address, host, container) in ports:
+        assert address == "127.0.0.1", (name, address, host)
+        assert host.isdigit() and container.isdigit(), (name, host, container)
+
+
+def test_no_secret_has_a_default_in_the_file():
+    used = _interpolations()
+    assert SECRETS <= set(used), SECRETS - set(used)
+    for name in SECRETS:
+        assert used[name] == {REQUIRED}, (name, used[name])
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "change-me" not in text and "regionchaos-secret" not in text
+
+
+def test_the_spark_master_is_dialled_where_it_binds():
+    master = SERVICES["spark-master"]
+    command = master["command"]
+    host, port = command[command.index("--host") + 1], command[command.index("--port") + 1]
+    assert host == master["hostname"] != "127.0.0.1"
+    probe = " ".join(master["healthcheck"]["test"][1:])
+    assert f"/dev/tcp/{host}/{port}" in probe, probe
+    for name in ("spark-worker-1", "spark-worker-2"):
+        assert SERVICES[name]["command"][0] == f"spark://{host}:{port}"
+
+
+def _runtime_requirements_command() -> str:
+    dockerfile = SERVICES["airflow-apiserver"]["build"]["dockerfile_inline"]
+    run = next(line for line in dockerfile.splitlines() if line.startswith("RUN python -c"))
+    return shlex.split(run[len("RUN "):].split(" > ")[0])[2]  # the python code, as sh passes it
+
+
+def test_the_image_installs_the_runtime_dependencies_only(tmp_path):
+    dockerfile = SERVICES["airflow-apiserver"]["build"]["dockerfile_inline"]
+    assert "-r /tmp/requirements.lock" not in dockerfile and "[dev]" not in dockerfile
+    assert "-c /tmp/requirements.lock -r /tmp/runtime.txt" in dockerfile
+    # run the image's own extraction against this checkout's pyproject.toml
+    code = _runtime_requirements_command().replace("/tmp/pyproject.toml", str(ROOT / "pyproject.toml"))
+    names = {re.split(r"[=<>\[ ]", line)[0].lower() for line in
+             subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()}
+    assert {"apache-airflow", "pyspark", "great-expectations", "boto3"} <= names
+    assert not names & {"pytest", "hypothesis", "playwright"}, names
+
+
+# -- scripts/compose-env.sh ------------------------------------------------------------------
+
+def _env_file(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
+
+
+def _compose_env(*args: str):
+    return subprocess.run(["bash", str(ROOT / "scripts" / "compose-env.sh"), *args], capture_output=True, text=True)
+
+
+def test_compose_env_generates_every_required_variable(tmp_path):
+    target = tmp_path / ".env"
+    done = _compose_env("--file", str(target))
+    assert done.returncode == 0, done.stderr
+    values = _env_file(target)
+    required = {name for name, defaults in _interpolations().items() if REQUIRED in defaults}
+    assert required == SECRETS and required <= set(values), required - set(values)
+    assert all(len(values[k]) >= 12 for k in required), values.keys()
+    assert len({values[k] for k in required}) == len(required)  # no two secrets alike
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    from cryptography.fernet import Fernet
+    Fernet(values["AIRFLOW_FERNET_KEY"].encode())  # a valid Fernet key
+    again = _compose_env("--file", str(target))
+    assert again.returncode == 1 and "exists" in again.stderr
+    assert _env_file(target) == values  # unchanged without --force
+    forced = _compose_env("--file", str(target), "--force")
+    assert forced.returncode == 0 and _env_file(target)["POSTGRES_PASSWORD"] != values["POSTGRES_PASSWORD"]
+
+
+def test_compose_env_rejects_an_unknown_argument_and_writes_nothing():
+    before = (ROOT / ".env").exists()
+    done = _compose_env("--frce")
+    assert done.returncode == 2 and "--frce" in done.stderr
+    assert (ROOT / ".env").exists() == before
