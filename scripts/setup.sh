@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Set up everything regionchaos needs, from nothing, idempotently:
-#   Java 17 (for Spark), a Python 3.11 virtualenv in .venv with the pinned
+#   Java 17 or newer (for Spark), a Python 3.11 virtualenv in .venv with the pinned
 #   dependency set (requirements.lock), the package itself, and with --browser
 #   Debian's Chromium for the browser tests. A second run does nothing.
-# Usage: scripts/setup.sh [--browser]
+#   On a fresh Debian it installs what is missing with apt (as root): a JRE, the venv
+#   module of Python (python3.11-venv), Chromium. A half-made .venv (no python, a
+#   broken one, another Python, no pip) is removed and made again.
+# Usage: scripts/setup.sh [--browser]     (PYTHON=/path/to/python3.11 to choose the Python)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 
@@ -21,10 +23,42 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# 1. Java for Spark
-if ! command -v java >/dev/null 2>&1; then
-  say "installing Java 17 (openjdk-17-jre-headless)"
+# The major version of the `java` on PATH (0 if none): `-version` prints e.g.
+# openjdk version "17.0.9" 2023-10-17 | java version "1.8.0_392" | openjdk version "21" 2023-09-19
+java_major() {
+  command -v java >/dev/null 2>&1 || { echo 0; return; }
+  local v
+  v=$(java -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1)
+  case "$v" in
+    "") echo 0 ;;
+    1.*) v=${v#1.}; echo "${v%%[!0-9]*}" ;;
+    *) echo "${v%%[!0-9]*}" ;;
+  esac
+}
+
+# A usable virtualenv: its python runs, is 3.11 and has pip
+venv_ok() {
+  [ -x .venv/bin/python ] && .venv/bin/python -c 'import sys, pip; sys.exit(sys.version_info[:2] != (3, 11))' >/dev/null 2>&1
+}
+
+if [ "${SETUP_LIB_ONLY:-}" = 1 ]; then return 0 2>/dev/null || exit 0; fi  # tests source the functions
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# 1. Java 17 or newer for Spark 4
+java_found=$(java_major)
+if [ "$java_found" -lt 17 ]; then
+  if [ "$java_found" = 0 ]; then what="no java on PATH"; else what="Java $java_found at $(command -v java)"; fi
+  if [ "$(id -u)" != "0" ]; then
+    echo "setup: Spark needs Java 17 or newer, found $what; install openjdk-17-jre-headless (as root) or put a newer java first on PATH" >&2
+    exit 1
+  fi
+  say "installing Java 17 (openjdk-17-jre-headless): found $what"
   apt_install openjdk-17-jre-headless
+  java_found=$(java_major)
+  if [ "$java_found" -lt 17 ]; then
+    echo "setup: installed openjdk-17-jre-headless but \`java\` on PATH is still Java $java_found; put /usr/lib/jvm/java-17-openjdk-*/bin first on PATH or run update-alternatives --config java" >&2
+    exit 1
+  fi
 fi
 
 # 2. Python virtualenv with the pinned set
@@ -42,9 +76,25 @@ if [ -z "$PY" ]; then
 fi
 stamp=.venv/.regionchaos-installed
 want=$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)
-if [ ! -x .venv/bin/python ]; then
+if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  say "$PY has no venv/ensurepip module: installing python3.11-venv"
+  apt_install python3.11-venv || apt_install python3-venv
+  if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    echo "setup: $PY still has no venv/ensurepip after installing python3.11-venv; set PYTHON to a Python 3.11 with venv" >&2
+    exit 1
+  fi
+fi
+if [ -e .venv ] && ! venv_ok; then
+  say "removing a half-made .venv (no working Python 3.11 with pip in it)"
+  rm -rf .venv
+fi
+if [ ! -e .venv ]; then
   say "creating .venv with $PY"
-  "$PY" -m venv .venv
+  if ! "$PY" -m venv .venv || ! venv_ok; then
+    rm -rf .venv
+    echo "setup: could not create a virtualenv with $PY (removed the half-made .venv; run again once fixed)" >&2
+    exit 1
+  fi
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing Python dependencies (pinned in requirements.lock; first time takes a few minutes)"
