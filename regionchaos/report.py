@@ -201,7 +201,7 @@ def plot_records(frames: dict) -> str | None:
 def retained_series(frames: dict) -> pd.DataFrame:
     """Objects named by the retained checkpoints after each checkpoint decision."""
     ret, handles, cp = frames["retention"], frames["handles"], frames["checkpoints"]
-    h = handles[handles["source"] == "history"]
+    h = handles[handles["source"] == "completed"]
     sizes = dict(zip(frames["inventory"]["key"], frames["inventory"]["size_bytes"]))
     rows = []
     for _, c in cp.dropna(subset=["decided_seq"]).sort_values("decided_seq").iterrows():

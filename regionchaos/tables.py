@@ -18,10 +18,15 @@ Independence: values are never copied from the run's own bookkeeping where valid
 must judge them. ``truth`` is recomputed from the seed with `regionchaos.workload`;
 the regions of subtasks come from the job topology of the scenario; the parallelism
 "of the time" is replayed from the history's restores, not read from the metadata.
+The metadata of a completed checkpoint is its ``_metadata`` object where that is still on
+storage, else the copy in the history's ``checkpoint_completed`` event (the only one left
+once the cleaner subsumed it); both copies' digests are kept (``checkpoints``) so a rule
+holds them equal.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -66,7 +71,7 @@ SCHEMAS: dict[str, str] = {
         "subsumed array<bigint>, deleted_count int, healing boolean, job_parallelism int, job_regions int, "
         "metadata_type string, metadata_parallelism string, consecutive_regional int, "
         "coord_discovered array<int>, coord_unassigned array<int>, entry_count int, ref_ids array<bigint>, "
-        "ref_depth int, staleness int, completed_seq bigint"
+        "ref_depth int, staleness int, completed_seq bigint, stored_digest string, history_digest string"
     ),
     "entries": (
         "run_id string, checkpoint_id bigint, checkpoint_type string, operator string, vertex string, "
@@ -80,6 +85,11 @@ SCHEMAS: dict[str, str] = {
     "handles": (
         "run_id string, checkpoint_id bigint, object_key string, source string, n_segments int"
     ),
+    "named_segments": (
+        "run_id string, checkpoint_id bigint, operator string, subtask int, kind string, object_key string, "
+        "segment string"
+    ),
+    "object_segments": "run_id string, object_key string, segment string, items int",
     "inventory": "run_id string, key string, area string, checkpoint_id bigint, kind string, size_bytes bigint",
     "deletions": "run_id string, seq bigint, checkpoint_id bigint, object_key string, cause string",
     "retention": "run_id string, checkpoint_id bigint, from_seq bigint, to_seq bigint",
@@ -111,7 +121,7 @@ SCHEMAS: dict[str, str] = {
     "events": (
         "run_id string, seq bigint, attempt int, kind string, checkpoint_id bigint, region int, subtask int, "
         "split int, start bigint, end bigint, cause string, restore_from bigint, recovered_latest bigint, "
-        "missing_objects array<string>, detail string"
+        "detail string"
     ),
     "redistributions": (
         "run_id string, restore_id int, restore_seq bigint, cause string, restore_from bigint, "
@@ -151,7 +161,7 @@ class RunArtifacts:
     scenario_doc: dict
     events: list[dict]
     inventory: list[tuple[str, int]]  # (key, size)
-    metadata_at_end: dict[int, dict]  # checkpoint id -> _metadata JSON still on storage
+    metadata_at_end: dict[int, dict]  # checkpoint id (of its chk-N/ key) -> _metadata JSON still on storage
     state_files: dict[str, dict]  # key -> parsed state file (only those read)
     commits: list[tuple[str, list[dict]]]  # (file, txns) in key order
     transactions: list[tuple[str, list[dict]]]
@@ -187,9 +197,8 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
         events.extend(json.loads(line) for line in bodies[k].decode().splitlines() if line.strip())
     events.sort(key=lambda e: e["seq"])
     metadata_at_end = {}
-    for k in metadata_keys:
-        doc = json.loads(bodies[k])
-        metadata_at_end[int(doc["checkpointId"])] = doc
+    for k in metadata_keys:  # keyed by where it lies (chk-N/), not by what it says
+        metadata_at_end[int(_CHK.match(k).group(1))] = json.loads(bodies[k])
     # state files: every object named by a completed checkpoint that is still on storage
     present = set(keys)
     wanted: set[str] = set()
@@ -201,6 +210,7 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     for doc in metadata_at_end.values():
         for entry in doc["operatorSubtaskStates"]:
             wanted.update(h[0] for h in entry["handles"])
+            wanted.update(c[0] for c in entry["channelState"])
     state_keys = sorted(wanted & present)
     state_bodies = store.get_many(state_keys, threads=threads)
     state_files = {k: json.loads(v) for k, v in state_bodies.items()}
@@ -330,6 +340,14 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
     for cid, frm in sorted(open_from.items()):
         t["retention"].add(run_id=rid, checkpoint_id=cid, from_seq=frm, to_seq=None)
 
+    # -- the metadata judged: the _metadata object where it is still on storage, else the history's copy
+    # (the checkpoint_completed event); for the retained ones both copies' digests are kept, so a rule
+    # can hold them equal (only those: re-encoding every copy would cost as much as parsing the history)
+    stored = art.metadata_at_end
+    history_digest = {cid: _digest(meta[cid]) for cid in stored if cid in meta}
+    stored_digest = {cid: _digest(doc) for cid, doc in stored.items()}
+    meta = {**meta, **stored}
+
     # -- ref-chain depth (checkpoint level) and staleness -----------------------------------
     ref_ids: dict[int, list[int]] = {}
     depth: dict[int, int] = {}
@@ -369,7 +387,7 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
     )
 
     # -- checkpoints ----------------------------------------------------------------------------
-    for cid in sorted(set(trig) | set(dec) | set(voided)):
+    for cid in sorted(set(trig) | set(dec) | set(voided) | set(stored)):
         tr, d, m = trig.get(cid, {}), dec.get(cid), meta.get(cid)
         status = d["status"] if d else ("VOIDED" if cid in voided else None)
         attempt = tr.get("attempt", d["attempt"] if d else None)
@@ -398,7 +416,8 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             coord_unassigned=list(cs["unassigned"]) if "unassigned" in cs else None,
             entry_count=len(m["operatorSubtaskStates"]) if m else None,
             ref_ids=ref_ids.get(cid), ref_depth=depth.get(cid), staleness=staleness.get(cid),
-            completed_seq=completed_seq.get(cid),
+            completed_seq=completed_seq.get(cid), stored_digest=stored_digest.get(cid),
+            history_digest=history_digest.get(cid),
         )
 
     # -- entries, entry_splits, handles, channel_state, state_values ---------------------------------
@@ -456,14 +475,22 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
                 if seg_doc is not None:
                     split_ranges.add((int(channel), int(seg_doc["start"]), int(seg_doc["end"])))
         for key, n in sorted(per_object.items()):
-            t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="history", n_segments=n)
-    for cid, doc in sorted(art.metadata_at_end.items()):
+            t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="completed", n_segments=n)
+    for cid, doc in sorted(stored.items()):
         per_object = {}
         for en in doc["operatorSubtaskStates"]:
-            for h in list(en["handles"]) + list(en["channelState"]):
-                per_object[h[0]] = per_object.get(h[0], 0) + 1
+            op, sub = en["operator"], int(en["subtask"])
+            for kind, handles in (("state", en["handles"]), ("channel", en["channelState"])):
+                for h in handles:
+                    per_object[h[0]] = per_object.get(h[0], 0) + 1
+                    t["named_segments"].add(run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, kind=kind,
+                                            object_key=h[0], segment=h[1])
         for key, n in sorted(per_object.items()):
             t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="storage", n_segments=n)
+    for key, file in sorted(art.state_files.items()):  # what the state objects read from storage hold
+        for seg, value in sorted((file.get("segments") or {}).items()):
+            t["object_segments"].add(run_id=rid, object_key=key, segment=seg,
+                                     items=len(value) if isinstance(value, list) else 1)
 
     # -- inventory -----------------------------------------------------------------------------------
     for key, size in art.inventory:
@@ -504,13 +531,17 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
             run_id=rid, seq=e["seq"], attempt=e.get("attempt"), kind=e["kind"], checkpoint_id=e.get("checkpoint_id"),
             region=e.get("region"), subtask=e.get("subtask"), split=e.get("split"), start=e.get("start"),
             end=e.get("end"), cause=e.get("cause"), restore_from=e.get("restore_from"),
-            recovered_latest=max(recovered) if recovered else None, missing_objects=e.get("missing_objects"),
-            detail=_j(detail),
+            recovered_latest=max(recovered) if recovered else None, detail=_j(detail),
         )
         if e["kind"] == "global_restore":
             _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
 
     return {name: cols.frame() for name, cols in t.items()}
+
+
+def _digest(doc: dict) -> str:
+    """One checkpoint metadata document, hashed in the one JSON form (`_j`): equal digests, equal metadata."""
+    return hashlib.sha256(_j(doc).encode()).hexdigest()
 
 
 def _offset_split(op: str, element: Any) -> int | None:

@@ -7,8 +7,10 @@ Out: `copy_run(base, run_id) -> ObjectStore` (every object of the base run under
      prefix; ``scenario.json``'s run_id rewritten), `tamper(store, key, edit)` (``edit(bytes) ->
      bytes``, or None to delete the object), `edit_json(fn)` (an edit of a JSON object: ``fn``
      changes the decoded value in place or returns a new one), `edit_history(store, fn)` (``fn``
-     gets every history event in order and returns the events to keep), `failed_rules(result,
-     suite)` and `judge(spark, stores)`: one `validate_runs` pass over all stores.
+     gets every history event in order and returns the events to keep), `edit_metadata(store, N,
+     fn)` (the ``_metadata`` object of retained checkpoint N), read-only look-ups to pick what to
+     edit (`history_metadata`, `ref_depths`, `retained_ids`, `state_keys`, `commit_keys`),
+     `failed_rules(result, suite)` and `judge(spark, stores)`: one `validate_runs` pass over all stores.
 
 Use: a module fixture emulates the base runs once, builds one copy per case, tampers it and
 judges all copies plus the untampered bases in ONE validation pass; a parametrised test per rule
@@ -75,6 +77,38 @@ def edit_history(store: ObjectStore, fn: Callable[[list[dict]], list[dict]]) -> 
 
 def retained_metadata_keys(store: ObjectStore) -> list[str]:
     return sorted(k for k in store.list_keys("checkpoints/") if k.endswith("/_metadata"))
+
+
+def retained_ids(store: ObjectStore) -> list[int]:
+    """Checkpoints whose ``_metadata`` is on storage, ascending."""
+    return sorted(int(k.split("/")[1].removeprefix("chk-")) for k in retained_metadata_keys(store))
+
+
+def edit_metadata(store: ObjectStore, checkpoint_id: int, fn: Callable[[dict], Any]) -> None:
+    """Edit the ``_metadata`` object of a retained checkpoint on storage (not the history's copy)."""
+    tamper(store, f"checkpoints/chk-{checkpoint_id}/_metadata", edit_json(fn))
+
+
+def history_metadata(store: ObjectStore) -> dict[int, dict]:
+    """Checkpoint id -> the metadata copy in its ``checkpoint_completed`` event (read only)."""
+    return {e["checkpoint_id"]: e["metadata"] for e in read_history(store) if e["kind"] == "checkpoint_completed"}
+
+
+def ref_depths(metadata: dict[int, dict]) -> dict[int, int]:
+    """Ref-chain depth of each completed checkpoint from its entries' refCheckpointIds (to pick a tamper)."""
+    depth: dict[int, int] = {}
+    for cid in sorted(metadata):
+        refs = {en["refCheckpointId"] for en in metadata[cid]["operatorSubtaskStates"]} - {None}
+        depth[cid] = 1 + max(depth.get(r, 0) for r in refs) if refs else 0
+    return depth
+
+
+def state_keys(store: ObjectStore, checkpoint_id: int) -> list[str]:
+    return sorted(k for k in store.list_keys(f"checkpoints/chk-{checkpoint_id}/") if k.endswith(".state"))
+
+
+def commit_keys(store: ObjectStore) -> list[str]:
+    return sorted(k for k in store.list_keys("sink/commits/") if k.endswith(".json"))
 
 
 def failed_rules(result: dict, suite: str) -> list[str]:

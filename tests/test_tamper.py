@@ -1,16 +1,23 @@
 """Tamper tests: editing one raw artifact of a valid run makes the rule that guards it fail.
 
-In:  the smoke run (seed 1) emulated once into the embedded S3 server; per case a copy of it
-     (`tests.tamper_helpers.copy_run`) with one raw artifact edited on storage (a state object, a
-     sink commit file, the history, ``scenario.json``): never the emulator or the tables.
-Out: the untampered base passes every rule (17 rules covered, see `CASES`); each case's target rule is among the failed rules
-     of its suite (other rules may fail too). All copies are judged in ONE pass of the GX suites.
-     `TAMPERED` lists the rules covered here; expectations/README.md marks them.
+In:  two valid base runs emulated once into the embedded S3 server (`BASES`): the smoke run (seed 1)
+     and ``unaligned-recovery-7-2`` (seed 2: bounded and finished, unaligned checkpoints, a
+     rescale 7 -> 2, channel state in a retained checkpoint), for the rules whose situation the
+     smoke run lacks. Per case a copy of its base (`tests.tamper_helpers.copy_run`) with raw
+     artifacts edited on storage (a ``_metadata`` object, a state object, a sink commit or
+     transaction file, the history, ``scenario.json``): never the emulator or the tables.
+Out: both untampered bases pass every rule; each case's target rule is among the failed rules of
+     its suite (other rules may fail too). Every rule of every suite has a case (41 rules, see
+     `CASES`; `test_every_rule_has_a_tamper_case`), and expectations/README.md lists each rule's
+     case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites.
+     `TAMPERED` lists the rules covered here.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +28,10 @@ from tests import tamper_helpers as H
 
 pytestmark = pytest.mark.spark
 BASE = "tamper-smoke-s1"
+UNALIGNED = "tamper-unaligned-s2"
+# base run id -> (catalogue scenario, seed)
+BASES = {BASE: ("smoke", 1), UNALIGNED: ("unaligned-recovery-7-2", 2)}
+README = Path(__file__).resolve().parent.parent / "expectations" / "README.md"
 
 
 def _last_chk(store: ObjectStore) -> int:
@@ -169,56 +180,368 @@ def drop_an_entry_from_the_metadata(store):
     H.edit_history(store, fn)
 
 
-# rule -> (suite, edit of the copied run's raw artifacts)
+# -- the smoke base: decisions, metadata, storage, notifications, output --------------------------------
+
+
+def _scenario(store) -> dict:
+    return json.loads(store.get("scenario.json"))["scenario"]
+
+
+def force_at_the_highest_counter(store):
+    """scenario.json: max-consecutive-failures lowered to the highest counter any checkpoint saw, which the
+    coordinator did not force there (the regional streaks and ref chains still fit the lower bound)."""
+    top = max(e["counter_before"] for e in H.read_history(store) if e["kind"] == "checkpoint_decided")
+    assert top >= 1, "the base run never had a REGIONAL checkpoint"
+    H.tamper(store, "scenario.json", H.edit_json(
+        lambda doc: doc["scenario"]["flink"].update({"execution.checkpointing.region.max-consecutive-failures": top})))
+
+
+def refresh_the_fallback_entries_of_a_regional(store):
+    """The metadata of a REGIONAL checkpoint (the history's copy: the cleaner removed its _metadata) with
+    every referenced entry made fresh: the failed region holds fresh state."""
+    retained = set(H.retained_ids(store))
+    cid = next(e["checkpoint_id"] for e in _decided(store, "REGIONAL") if e["checkpoint_id"] not in retained)
+
+    def fn(events):
+        for e in events:
+            if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == cid:
+                for en in e["metadata"]["operatorSubtaskStates"]:
+                    en["refCheckpointId"] = None
+        return events
+    H.edit_history(store, fn)
+
+
+def allow_less_failure_than_a_regional_had(store):
+    """scenario.json: max-failure-ratio below the failed share of a REGIONAL checkpoint."""
+    least = min(len(e["failed_regions"]) / e["num_regions"] for e in _decided(store, "REGIONAL"))
+    H.tamper(store, "scenario.json", H.edit_json(
+        lambda doc: doc["scenario"]["flink"].update({"execution.checkpointing.region.max-failure-ratio": least / 2})))
+
+
+def mark_a_regional_final(store):
+    """The history: a REGIONAL checkpoint decided as the final checkpoint of the job."""
+    def fn(events):
+        hit = next(e for e in events if e["kind"] == "checkpoint_decided" and e["status"] == "REGIONAL")
+        hit["final"] = True
+        return events
+    H.edit_history(store, fn)
+
+
+def chain_the_retained_metadata_to_the_deepest(store):
+    """The _metadata objects on storage: the oldest retained checkpoint gets an entry referencing the
+    deepest earlier checkpoint, each later retained one an entry referencing the one before: a ref chain
+    one link per retained _metadata deeper than the deepest the run had, past max-consecutive-failures."""
+    bound = _scenario(store)["flink"].get("execution.checkpointing.region.max-consecutive-failures", 3)
+    depths = H.ref_depths(H.history_metadata(store))
+    retained = H.retained_ids(store)
+    deepest = max((c for c in depths if c < retained[0]), key=lambda c: (depths[c], c))
+    assert depths[deepest] + len(retained) > bound, (depths[deepest], retained, bound)
+    for ref, cid in zip([deepest, *retained], retained):
+        H.edit_metadata(store, cid, lambda doc, ref=ref: doc["operatorSubtaskStates"][0].update(refCheckpointId=ref))
+
+
+def date_a_handle_after_its_checkpoint(store):
+    """The last _metadata on storage: a fresh entry's handle claims to be written by a later checkpoint."""
+    cid = H.retained_ids(store)[-1]
+
+    def fn(doc):
+        en = next(en for en in doc["operatorSubtaskStates"] if en["refCheckpointId"] is None and en["handles"])
+        en["handles"][0][2] = cid + 1
+    H.edit_metadata(store, cid, fn)
+
+
+def reference_an_aborted_checkpoint(store):
+    """The last _metadata on storage: an entry references a checkpoint that was aborted."""
+    cid = H.retained_ids(store)[-1]
+    aborted = max(e["checkpoint_id"] for e in _decided(store, "ABORTED") if e["checkpoint_id"] < cid)
+    H.edit_metadata(store, cid, lambda doc: doc["operatorSubtaskStates"][0].update(refCheckpointId=aborted))
+
+
+def commit_in_a_failed_region(store):
+    """A sink commit file: a commit upon a REGIONAL checkpoint moved to a subtask of a region that failed it."""
+    failed = {e["checkpoint_id"]: e["failed_regions"] for e in _decided(store, "REGIONAL")}
+    for key in H.commit_keys(store):
+        commits = json.loads(store.get(key))
+        for i, c in enumerate(commits):
+            if c["cause"] == "notify" and c["notified_checkpoint_id"] in failed:
+                def fn(commits, i=i, region=failed[c["notified_checkpoint_id"]][0]):
+                    commits[i].update(subtask=region, region=region)  # smoke: forward, region i = subtask i
+                H.tamper(store, key, H.edit_json(fn))
+                return
+    raise AssertionError("no commit upon a REGIONAL checkpoint")
+
+
+def hand_out_a_held_split_again(store):
+    """The last _metadata on storage: the split enumerator's state lists a split a source subtask holds as
+    unassigned too."""
+    cid = H.retained_ids(store)[-1]
+
+    def fn(doc):
+        held = next(en["handles"][0][3][0] for en in doc["operatorSubtaskStates"]
+                    if en["operator"] == "source" and en["handles"] and en["handles"][0][3])
+        doc["coordinatorState"]["unassigned"] = sorted({*doc["coordinatorState"]["unassigned"], held})
+    H.edit_metadata(store, cid, fn)
+
+
+def move_a_union_offset(store):
+    """A state object of the last retained checkpoint: one union offsets element's value moves on by one."""
+    def edit(doc):
+        seg = next(seg for name, seg in sorted(doc["segments"].items()) if name.startswith("offsets/") and seg)
+        seg[0]["value"] += 1
+    H.tamper(store, H.state_keys(store, H.retained_ids(store)[-1])[0], H.edit_json(edit))
+
+
+def name_an_object_the_cleaner_deleted(store):
+    """The last _metadata on storage: an entry's handle names an object the cleaner deleted when this
+    checkpoint was decided (the cleaner-ignores-refs bug, seen from the metadata)."""
+    cid = H.retained_ids(store)[-1]
+    decided = next(e for e in H.read_history(store) if e["kind"] == "checkpoint_decided" and e["checkpoint_id"] == cid)
+    assert decided["deleted_keys"], f"checkpoint {cid} deleted nothing"
+    H.edit_metadata(store, cid, lambda doc: doc["operatorSubtaskStates"][0]["handles"][0].__setitem__(
+        0, decided["deleted_keys"][0]))
+
+
+def drop_a_named_segment(store):
+    """A state object of the last retained checkpoint loses one segment its _metadata names (the object stays)."""
+    def edit(doc):
+        del doc["segments"][next(n for n in sorted(doc["segments"]) if n.startswith("rules/"))]
+    H.tamper(store, H.state_keys(store, H.retained_ids(store)[-1])[0], H.edit_json(edit))
+
+
+def lose_a_committed_range(store):
+    """A sink commit file: one commit that later commits of its split follow disappears (a hole)."""
+    commits = [(key, i, c) for key in H.commit_keys(store) for i, c in enumerate(json.loads(store.get(key)))]
+    key, i, _ = next((key, i, c) for key, i, c in commits
+                     if any(o["split"] == c["split"] and o["start"] > c["start"] for *_, o in commits))
+    H.tamper(store, key, H.edit_json(lambda txns: [t for j, t in enumerate(txns) if j != i]))
+
+
+def edit_the_history_copy_of_a_retained_metadata(store):
+    """The history's copy of the last retained checkpoint's metadata (its _metadata on storage is untouched)."""
+    cid = H.retained_ids(store)[-1]
+
+    def fn(events):
+        hit = next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == cid)
+        hit["metadata"]["consecutiveRegional"] += 1
+        return events
+    H.edit_history(store, fn)
+
+
+# -- the unaligned, bounded, rescaled base -----------------------------------------------------------------
+
+
+def lose_the_tail_of_a_split(store):
+    """A sink commit file: the commit holding the last records of a split disappears (nothing after it)."""
+    commits = [(key, i, c) for key in H.commit_keys(store) for i, c in enumerate(json.loads(store.get(key)))]
+    key, i, _ = max(((key, i, c) for key, i, c in commits if c["split"] == 0), key=lambda x: x[2]["end"])
+    H.tamper(store, key, H.edit_json(lambda txns: [t for j, t in enumerate(txns) if j != i]))
+
+
+def finish_on_a_regional_notification(store):
+    """The history: the job_finished event says the job finished on a REGIONAL checkpoint."""
+    def fn(events):
+        next(e for e in events if e["kind"] == "job_finished")["type"] = "REGIONAL"
+        return events
+    H.edit_history(store, fn)
+
+
+def never_finish(store):
+    """The history: the bounded job's job_finished event is gone."""
+    H.edit_history(store, lambda events: [e for e in events if e["kind"] != "job_finished"])
+
+
+def _channel_segment(store) -> tuple[str, str, dict]:
+    """(state object, segment name, segment) of a channel state segment of the last retained checkpoint that has one."""
+    for cid in reversed(H.retained_ids(store)):
+        for key in H.state_keys(store, cid):
+            for name, seg in sorted(json.loads(store.get(key))["segments"].items()):
+                if "/channel/" in name:
+                    return key, name, seg
+    raise AssertionError("no channel state in a retained checkpoint")
+
+
+def emit_one_more_record(store):
+    """A state object holding channel state: the source of that channel's split emitted one record more
+    than the channel state holds in flight."""
+    key, _, channel = _channel_segment(store)
+
+    def edit(doc):
+        for name, seg in doc["segments"].items():
+            if name.startswith("source/"):
+                for el in seg:
+                    if el["split"] == channel["split"]:
+                        el["src"] += 1
+                        return
+        raise AssertionError("the channel's split has no source state in the same object")
+    H.tamper(store, key, H.edit_json(edit))
+
+
+def start_a_channel_after_the_transaction(store):
+    """The history's copy of a subsumed checkpoint's metadata: one channel state starts a record later than
+    the transaction the sink pre-committed at that snapshot ended."""
+    retained = set(H.retained_ids(store))
+    restored = {e["restore_from"] for e in H.read_history(store) if e["kind"] == "global_restore"}
+    precommitted = {(int(k.split("/")[2].removeprefix("chk-")), t["split"])  # (checkpoint, split) of sink/txn
+                    for k in store.list_keys("sink/txn/") for t in json.loads(store.get(k))}
+
+    def fn(events):
+        for e in events:
+            if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] not in retained | restored:
+                for en in e["metadata"]["operatorSubtaskStates"]:
+                    for ch in en["channelState"]:
+                        if ch[2] == e["checkpoint_id"] and (ch[2], ch[3]) in precommitted and ch[4][1] > ch[4][0]:
+                            ch[4][0] += 1
+                            return events
+        raise AssertionError("no channel state of a subsumed checkpoint with a pre-committed transaction")
+    H.edit_history(store, fn)
+
+
+def add_to_a_channel_segment(store):
+    """A state object of a retained checkpoint: a channel state segment's sum is off by one."""
+    key, name, _ = _channel_segment(store)
+    H.tamper(store, key, H.edit_json(lambda doc: doc["segments"][name].update(sum=doc["segments"][name]["sum"] + 1)))
+
+
+def _edit_restore(store, fn) -> None:
+    """The history's first global_restore event: ``fn(restored)`` edits its per-subtask restored state
+    (``[operator, subtask, elements, channels]`` rows)."""
+    def edit(events):
+        fn(next(e for e in events if e["kind"] == "global_restore")["restored"])
+        return events
+    H.edit_history(store, edit)
+
+
+def restore_a_short_union_list(store):
+    """The history: after the rescale one new subtask restored its union (epoch) list without its last element."""
+    def fn(restored):
+        row = next(r for r in restored if r[0] == "epoch" and r[2])
+        row[2].pop()
+    _edit_restore(store, fn)
+
+
+def restore_other_broadcast_state(store):
+    """The history: after the rescale new subtask 1 restored a broadcast element old subtask 1 never held."""
+    def fn(restored):
+        row = next(r for r in restored if r[0] == "rules" and r[1] == 1)
+        row[2][0] = ["rules", 2]
+    _edit_restore(store, fn)
+
+
+def restore_a_longer_channel(store):
+    """The history: after the rescale one channel's recovered records end one record later than checkpointed."""
+    def fn(restored):
+        row = next(r for r in restored if r[3])
+        row[3][0][2] += 1
+    _edit_restore(store, fn)
+
+
+def decline_a_task_of_a_global(store):
+    """The history's task record: one task of a GLOBAL checkpoint now declined (its metadata stays fresh)."""
+    cid = _decided(store, "GLOBAL")[0]["checkpoint_id"]
+
+    def fn(events):
+        record = next(e for e in events if e["kind"] == "task_responses" and e["checkpoint_id"] == cid)
+        record["tasks"][0][2], record["tasks"][0][5] = "decline", "CHECKPOINT_DECLINED"
+        return events
+    H.edit_history(store, fn)
+
+
+# rule -> (suite, base run, edit of the copied run's raw artifacts)
 CASES = {
-    "no_leaked_objects": ("storage_safety", leak_an_object),
-    "retained_objects_exist": ("storage_safety", delete_retained_state),
-    "no_duplicate_commit": ("exactly_once_output", duplicate_a_commit),
-    "counter_equals_truth": ("state_consistency", shift_counter_sum),
-    "abort_has_a_reason": ("decisions_follow_rules", drop_abort_reasons),
-    "consecutive_regional_within_bound": ("flip_bounds", lower_the_regional_bound),
-    "aborted_leave_nothing": ("storage_safety", leave_an_object_of_an_aborted_checkpoint),
-    "commits_only_on_completion": ("notifications", commit_upon_an_unknown_checkpoint),
-    "named_state_present": ("state_consistency", drop_a_counter_segment),
-    "counter_follows_decisions": ("decisions_follow_rules", misstate_the_counter_after_a_global),
-    "committed_records_not_lost": ("exactly_once_output", stretch_a_committed_range),
-    "global_has_no_refs": ("decisions_follow_rules", fail_a_region_of_a_global),
-    "transactions_equal_truth": ("state_consistency", shift_a_transaction_sum),
-    "commit_within_checkpoint": ("exactly_once_output", commit_a_later_transaction),
-    "source_ahead_of_counter": ("state_consistency", rewind_the_source),
-    "global_after_faults": ("liveness", drop_the_heal_phase),
-    "one_entry_per_operator_subtask": ("metadata_well_formed", drop_an_entry_from_the_metadata),
+    # the smoke base
+    "no_leaked_objects": ("storage_safety", BASE, leak_an_object),
+    "retained_objects_exist": ("storage_safety", BASE, delete_retained_state),
+    "no_duplicate_commit": ("exactly_once_output", BASE, duplicate_a_commit),
+    "counter_equals_truth": ("state_consistency", BASE, shift_counter_sum),
+    "abort_has_a_reason": ("decisions_follow_rules", BASE, drop_abort_reasons),
+    "consecutive_regional_within_bound": ("flip_bounds", BASE, lower_the_regional_bound),
+    "aborted_leave_nothing": ("storage_safety", BASE, leave_an_object_of_an_aborted_checkpoint),
+    "commits_only_on_completion": ("notifications", BASE, commit_upon_an_unknown_checkpoint),
+    "named_state_present": ("state_consistency", BASE, drop_a_counter_segment),
+    "counter_follows_decisions": ("decisions_follow_rules", BASE, misstate_the_counter_after_a_global),
+    "failed_regions_follow_responses": ("decisions_follow_rules", BASE, decline_a_task_of_a_global),
+    "committed_records_not_lost": ("exactly_once_output", BASE, stretch_a_committed_range),
+    "global_has_no_refs": ("decisions_follow_rules", BASE, fail_a_region_of_a_global),
+    "transactions_equal_truth": ("state_consistency", BASE, shift_a_transaction_sum),
+    "commit_within_checkpoint": ("exactly_once_output", BASE, commit_a_later_transaction),
+    "source_ahead_of_counter": ("state_consistency", BASE, rewind_the_source),
+    "global_after_faults": ("liveness", BASE, drop_the_heal_phase),
+    "one_entry_per_operator_subtask": ("metadata_well_formed", BASE, drop_an_entry_from_the_metadata),
+    "forced_exactly_at_bound": ("decisions_follow_rules", BASE, force_at_the_highest_counter),
+    "regional_mixes_fresh_and_referenced": ("decisions_follow_rules", BASE, refresh_the_fallback_entries_of_a_regional),
+    "regional_only_when_allowed": ("decisions_follow_rules", BASE, allow_less_failure_than_a_regional_had),
+    "no_regional_final": ("final_checkpoint", BASE, mark_a_regional_final),
+    "ref_chain_depth_within_bound": ("flip_bounds", BASE, chain_the_retained_metadata_to_the_deepest),
+    "handles_not_newer_than_entry": ("metadata_well_formed", BASE, date_a_handle_after_its_checkpoint),
+    "ref_names_earlier_completed": ("metadata_well_formed", BASE, reference_an_aborted_checkpoint),
+    "stored_metadata_matches_history": ("metadata_well_formed", BASE, edit_the_history_copy_of_a_retained_metadata),
+    "failed_region_did_not_commit": ("notifications", BASE, commit_in_a_failed_region),
+    "split_assignment_consistent": ("reachable_global_state", BASE, hand_out_a_held_split_again),
+    "union_offsets_reachable": ("reachable_global_state", BASE, move_a_union_offset),
+    "cleaner_keeps_referenced": ("storage_safety", BASE, name_an_object_the_cleaner_deleted),
+    "metadata_names_existing_objects": ("storage_safety", BASE, drop_a_named_segment),
+    "no_records_lost": ("inflight_data", BASE, lose_a_committed_range),
+    # the unaligned, bounded, rescaled base
+    "bounded_output_complete": ("exactly_once_output", UNALIGNED, lose_the_tail_of_a_split),
+    "finished_on_global": ("final_checkpoint", UNALIGNED, finish_on_a_regional_notification),
+    "bounded_job_finishes": ("liveness", UNALIGNED, never_finish),
+    "channel_state_is_in_flight": ("inflight_data", UNALIGNED, emit_one_more_record),
+    "channel_starts_at_consumed": ("inflight_data", UNALIGNED, start_a_channel_after_the_transaction),
+    "channel_segments_hold_records": ("inflight_data", UNALIGNED, add_to_a_channel_segment),
+    "union_state_agrees": ("reachable_global_state", UNALIGNED, restore_a_short_union_list),
+    "elements_follow_mode": ("redistribution", UNALIGNED, restore_other_broadcast_state),
+    "channel_state_by_identity": ("redistribution", UNALIGNED, restore_a_longer_channel),
 }
 TAMPERED = sorted(CASES)
 
 
 def _case_id(rule: str) -> str:
-    return f"{BASE}-{rule.replace('_', '-')}"
+    return f"{CASES[rule][1]}-{rule.replace('_', '-')}"
 
 
 @pytest.fixture(scope="module")
 def judged(s3_server, spark) -> dict[str, dict]:
-    scenario = load("smoke", seed=1)
-    base = ObjectStore.for_run(s3_server.config, BASE)
-    runner.prepare_run(base, scenario, run_id=BASE, mutant=None, replay="tamper base")
-    runner.emulate(scenario, store=base, spark=None)
-    stores = [base]
-    for rule, (_, edit) in CASES.items():
-        copy = H.copy_run(base, _case_id(rule))
+    bases = {}
+    for run_id, (name, seed) in BASES.items():
+        scenario = load(name, seed=seed)
+        store = ObjectStore.for_run(s3_server.config, run_id)
+        runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="tamper base")
+        runner.emulate(scenario, store=store, spark=None)
+        bases[run_id] = store
+    stores = list(bases.values())
+    for rule, (_, base, edit) in CASES.items():
+        copy = H.copy_run(bases[base], _case_id(rule))
         edit(copy)
         stores.append(copy)
     return H.judge(spark, stores)
 
 
-def test_the_untampered_base_passes_every_rule(judged):
-    result = judged[BASE]
-    assert result["verdict"] == "valid", {c["name"]: c.get("error") for c in result["checks"] if c["success"] is not True}
+def test_every_rule_has_a_tamper_case():
+    from regionchaos.validate import load_suites
+
+    rules = {(s.name, r.name) for s in load_suites() for r in s.rules}
+    assert rules == {(suite, rule) for rule, (suite, *_) in CASES.items()}
+
+
+def test_the_readme_lists_every_case():
+    """expectations/README.md's table of tamper cases: one row per rule, naming its case and base."""
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| `(\w+)` \| (\S+) \| .+ \|$", README.read_text(), re.M)
+    listed = {rule: (suite, fn, base) for suite, rule, fn, base in rows}
+    names = {BASE: "smoke", UNALIGNED: "unaligned-recovery-7-2"}
+    assert listed == {rule: (suite, edit.__name__, names[base]) for rule, (suite, base, edit) in CASES.items()}
+
+
+@pytest.mark.parametrize("base", sorted(BASES))
+def test_the_untampered_base_passes_every_rule(judged, base):
+    result = judged[base]
+    assert result["verdict"] == "valid", {c["name"]: (c.get("error"), c["examples"][:2])
+                                          for c in result["checks"] if c["success"] is not True}
     assert all(c["failed_rules"] == [] and all(n == 0 for n in c["rules"].values()) for c in result["checks"])
 
 
 @pytest.mark.parametrize("rule", TAMPERED)
 def test_tampering_the_raw_artifact_fails_the_rule(judged, rule):
-    suite, _ = CASES[rule]
+    suite, *_ = CASES[rule]
     result = judged[_case_id(rule)]
     assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
                                                    for c in result["checks"] if c["success"] is not True]

@@ -1,26 +1,26 @@
--- FLIP-600 claims ref chains are at most max-consecutive-failures deep. depth(N) = 0 without refs, else
--- 1 + the largest depth of the checkpoints N's entries reference (rc_checkpoints.ref_depth); the depth
--- recurrence itself is re-checked here against the referenced checkpoints' depths.
-WITH refs AS (
-  SELECT c.run_id, c.checkpoint_id, c.ref_depth, explode(c.ref_ids) AS ref_id
-  FROM rc_checkpoints c WHERE c.completed AND size(c.ref_ids) > 0
+-- FLIP-600 claims ref chains are at most max-consecutive-failures deep. The chains are followed here through
+-- the raw references of the metadata: every entry (OperatorSubtaskState) of a completed checkpoint N whose
+-- refCheckpointId is L is a link N -> L (rc_entries: N's _metadata object where it is still on storage, else
+-- the history's copy), and the chain goes on through L's own links. depth(N) = the longest chain of links
+-- from N (0 without refs). Followed up to max-consecutive-failures + 1 links (enough to break the bound);
+-- a link to a checkpoint that is not older is not followed (ref_names_earlier_completed reports it).
+WITH RECURSIVE links AS (
+  SELECT DISTINCT run_id, checkpoint_id, ref_checkpoint_id AS ref_id FROM rc_entries
+  WHERE ref_checkpoint_id IS NOT NULL AND ref_checkpoint_id < checkpoint_id
+),
+chain (run_id, head, cur, depth, path) AS (
+  SELECT run_id, checkpoint_id, ref_id, 1, concat(checkpoint_id, ' -> ', ref_id) FROM links
+  UNION ALL
+  SELECT c.run_id, c.head, l.ref_id, c.depth + 1, concat(c.path, ' -> ', l.ref_id)
+  FROM chain c
+  JOIN links l ON l.run_id = c.run_id AND l.checkpoint_id = c.cur
+  JOIN {batch} b ON b.run_id = c.run_id
+  WHERE c.depth <= b.max_consecutive_failures
 ),
 deepest AS (
-  SELECT refs.run_id, refs.checkpoint_id, max(refs.ref_depth) AS ref_depth, max(coalesce(p.ref_depth, 0)) AS parent_depth,
-         array_join(collect_list(CAST(refs.ref_id AS STRING)), ',') AS ref_list
-  FROM refs LEFT JOIN rc_checkpoints p ON p.run_id = refs.run_id AND p.checkpoint_id = refs.ref_id
-  GROUP BY refs.run_id, refs.checkpoint_id
+  SELECT run_id, head, max(depth) AS depth, max_by(path, depth) AS path FROM chain GROUP BY run_id, head
 )
-SELECT d.run_id, d.checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator, NULL AS split,
-       CASE WHEN d.ref_depth <> d.parent_depth + 1
-            THEN concat('ref depth recorded as ', d.ref_depth, ' but the referenced checkpoints ', d.ref_list,
-                        ' give ', d.parent_depth + 1)
-            ELSE concat('ref chain depth ', d.ref_depth, ' (via ', d.ref_list, ') > max-consecutive-failures ',
-                        r.max_consecutive_failures) END AS detail
+SELECT d.run_id, d.head AS checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator, NULL AS split,
+       concat('ref chain ', d.path, ' is ', d.depth, ' deep > max-consecutive-failures ', r.max_consecutive_failures) AS detail
 FROM deepest d JOIN {batch} r ON r.run_id = d.run_id
-WHERE d.ref_depth > r.max_consecutive_failures OR d.ref_depth <> d.parent_depth + 1
-UNION ALL
-SELECT c.run_id, c.checkpoint_id, NULL, NULL, NULL, NULL,
-       concat('checkpoint without refs has ref depth ', c.ref_depth)
-FROM rc_checkpoints c JOIN {batch} r ON r.run_id = c.run_id
-WHERE c.completed AND size(c.ref_ids) = 0 AND c.ref_depth <> 0
+WHERE d.depth > r.max_consecutive_failures

@@ -1,14 +1,8 @@
--- Storage safety needs the complete history (deletions, retention) and, for every JobManager failover, the
--- list of recovered objects the new JobManager could not find (missing_objects; null = it could not list).
+-- Storage safety needs the complete history (deletions, retention).
 SELECT r.run_id, NULL AS checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator, NULL AS split,
        'history incomplete: no run_started or no run_finished event' AS detail
 FROM {batch} r
 WHERE NOT r.started OR NOT r.run_finished
-UNION ALL
-SELECT e.run_id, NULL, NULL, NULL, NULL, NULL,
-       concat('JobManager failover at seq ', e.seq, ' did not record which recovered objects were missing') AS detail
-FROM rc_events e JOIN {batch} r ON r.run_id = e.run_id
-WHERE e.kind = 'jobmanager_failover' AND e.missing_objects IS NULL
 UNION ALL
 SELECT c.run_id, c.checkpoint_id, NULL, NULL, NULL, NULL,
        'cleaner deleted objects but the history does not name them (deleted_keys missing)' AS detail

@@ -8,5 +8,5 @@ SELECT d.run_id, t.checkpoint_id, NULL AS region, NULL AS subtask, NULL AS opera
 FROM rc_deletions d
 JOIN {batch} r ON r.run_id = d.run_id
 JOIN rc_retention t ON t.run_id = d.run_id AND t.from_seq <= d.seq AND (t.to_seq IS NULL OR d.seq < t.to_seq)
-JOIN rc_handles h ON h.run_id = d.run_id AND h.source = 'history' AND h.checkpoint_id = t.checkpoint_id
+JOIN rc_handles h ON h.run_id = d.run_id AND h.source = 'completed' AND h.checkpoint_id = t.checkpoint_id
                  AND h.object_key = d.object_key

@@ -1,10 +1,14 @@
--- Checkpoint metadata never names a missing object: when a new JobManager recovers the checkpoints whose
--- _metadata is on storage, every object they name is there (missing_objects of jobmanager_failover is the
--- listing it takes anyway for its orphan clean-up).
-SELECT e.run_id, CAST(regexp_extract(m.key, 'chk-([0-9]+)/', 1) AS BIGINT) AS checkpoint_id, NULL AS region,
-       NULL AS subtask, NULL AS operator, NULL AS split,
-       concat('JobManager failover at seq ', e.seq, ' recovered metadata naming missing object ', m.key) AS detail
-FROM (SELECT run_id, seq, explode(missing_objects) AS key FROM rc_events
-      WHERE kind = 'jobmanager_failover' AND size(missing_objects) > 0) m
-JOIN rc_events e ON e.run_id = m.run_id AND e.seq = m.seq
-JOIN {batch} r ON r.run_id = e.run_id
+-- Checkpoint metadata never names state that is not there: every state and channel-state segment a _metadata
+-- still on storage names resolves, i.e. its object is in the LIST of the prefix AND that object holds the
+-- segment (read from the object itself, rc_object_segments). retained_objects_exist judges whole objects
+-- (LIST only); this rule judges the segments inside them, so a present object that lacks a named segment (a
+-- merged file written short, a segment of another checkpoint's file) fails here only; a missing object fails
+-- both (it holds no segment).
+SELECT n.run_id, n.checkpoint_id, NULL AS region, n.subtask, n.operator, NULL AS split,
+       concat('_metadata names ', n.kind, ' segment ', n.segment, ' of ', n.object_key,
+              CASE WHEN i.key IS NULL THEN ', an object not on storage' ELSE ', which that object does not hold' END) AS detail
+FROM rc_named_segments n
+JOIN {batch} r ON r.run_id = n.run_id
+LEFT JOIN rc_inventory i ON i.run_id = n.run_id AND i.key = n.object_key
+LEFT JOIN rc_object_segments s ON s.run_id = n.run_id AND s.object_key = n.object_key AND s.segment = n.segment
+WHERE i.key IS NULL OR s.segment IS NULL

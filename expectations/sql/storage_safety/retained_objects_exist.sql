@@ -1,4 +1,5 @@
--- Every object named by a retained checkpoint's _metadata (those still on storage at the end) exists.
+-- Every object named by a retained checkpoint's _metadata (those still on storage at the end) exists: it is
+-- in the LIST of the prefix (whole objects; metadata_names_existing_objects looks inside them for the segments).
 SELECT h.run_id, h.checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator, NULL AS split,
        concat('retained checkpoint names missing object ', h.object_key) AS detail
 FROM rc_handles h
