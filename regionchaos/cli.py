@@ -103,6 +103,15 @@ def print_summary(summary: dict, console: Console) -> None:
         console.print(f"  {mark:<24} {check['name']}  unexpected={check.get('unexpected_count')}")
     if summary.get("error"):
         console.print(f"[yellow]error (verdict unknown):[/yellow] {summary['error']}")
+    failed = {c["name"] for c in summary.get("checks", []) if c.get("success") is False}
+    for f in summary.get("findings", []):
+        shown = sorted(failed & set(f["invariants"]))
+        console.print(f"  finding {f['id']} applies to these settings ({escape(f['title'])})"
+                      + (f": explains {', '.join(shown)}" if shown else ""))
+    expected = summary.get("as_expected")
+    if expected:
+        console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]
+                                                     else f"[red]no[/red] ({escape(expected['why'])})"))
     console.print(f"report: {summary['report']}")
     if summary.get("local"):
         console.print(f"report (local copy): {summary['local']}/report/index.html")

@@ -352,6 +352,17 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
     if expect.get("verdict") == "invalid":
         parts.append(f"<p class='note'>This scenario is a FINDING, expected invalid for <b>{_e(expect.get('invariant'))}</b>: "
                      f"{_e(expect.get('why'))}</p>")
+    failed_names = {c["name"] for c in failed}
+    for f in summary.get("findings") or []:
+        shown = sorted(failed_names & set(f.get("invariants", [])))
+        parts.append(f"<p class='note finding'>Finding <b>{_e(f.get('id'))}</b> applies to these settings: "
+                     f"{_e(f.get('title'))}" + (f"; it explains <b>{_e(', '.join(shown))}</b>" if shown else "")
+                     + " (FINDINGS.md)</p>")
+    expected = summary.get("as_expected")
+    if expected is not None:
+        parts.append("<p id='as-expected'>as the scenario expects: "
+                     + ("<b>yes</b>" if expected.get("ok") else f"<b class='bad'>no</b> ({_e(expected.get('why'))})")
+                     + "</p>")
     if summary.get("error"):
         parts.append(f"<p class='bad'>error: {_e(summary['error'])}</p>")
     parts.append(f"<p class='meta'>replay: <code>{_e(summary.get('replay'))}</code></p>")

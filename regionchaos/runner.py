@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from . import findings
 from .emulator import Emulation, RunResult
 from .nemesis import Nemesis
 from .scenario import MUTANTS, Scenario, check_mutant
@@ -265,6 +266,7 @@ def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
     stats.update(validation.get("stats", {}))
     base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
     return {
+        **_expectation(scenario, mutant, verdict, checks),
         "run_id": run_id,
         "scenario": scenario.name,
         "seed": scenario.seed,
@@ -280,6 +282,18 @@ def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
         "replay": replay,
         **({"error": validation["error"]} if validation.get("error") else {}),
     }
+
+
+def _expectation(scenario: Scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict:
+    """The recorded findings that apply to these settings and whether the run is as its scenario
+    expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
+    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants)} for f in findings.applicable(scenario)]
+    if mutant:
+        return {"findings": applying}
+    failed = [c["name"] for c in checks if c.get("success") is False]
+    unknown = [c["name"] for c in checks if c.get("success") is None]
+    ok, why = findings.meets_expectation(scenario, verdict, failed, unknown)
+    return {"findings": applying, "as_expected": {"ok": ok, "why": why}}
 
 
 def mutants() -> dict[str, str]:
