@@ -34,8 +34,11 @@ def regionchaos_manual():
     **mutant** (a deliberately broken protocol the checks must catch). Empty optional
     fields keep the scenario's own values.
 
-    `resolve_scenario` turns the form into a validated scenario (a value only the whole
-    scenario can judge fails here, before anything runs); `chaos_run` emulates,
+    A bad form never starts a run: Airflow checks each field, and the plugin checks the
+    whole form (e.g. a rescale after the scenario's last checkpoint) before the run is
+    created, naming the field in the form. `resolve_scenario` turns the form into a
+    validated scenario (a run created around the api-server, e.g. by `airflow dags
+    trigger`, gets the same check here, before anything runs); `chaos_run` emulates,
     validates and reports through `regionchaos.runner` and prints the verdict, the report
     location and the replay command; `publish_report` checks the report is in shared
     storage. Runs are listed under **Browse > Chaos runs**.
@@ -46,18 +49,18 @@ def regionchaos_manual():
         """Form params -> a validated run entry (the run id is keyed by this DAG run)."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from regionchaos.scenario import ScenarioError
-        from regionchaos_airflow.params import mutant_from_params, overrides_from_params, scenario_from_params
+        from regionchaos_airflow.params import (check_manual_conf, mutant_from_params, overrides_from_params,
+                                                scenario_from_params)
         from regionchaos_airflow.runs import run_key
 
         context = get_current_context()
         params = dict(context["params"])
-        try:
-            scenario = scenario_from_params(params)
-            overrides = overrides_from_params(params)
-            mutant = mutant_from_params(params)
-        except ScenarioError as exc:
-            raise AirflowFailException(str(exc)) from None
+        errors = check_manual_conf(params)  # the trigger check's, for runs created around it
+        if errors:
+            raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
+        scenario = scenario_from_params(params)
+        overrides = overrides_from_params(params)
+        mutant = mutant_from_params(params)
         for warning in scenario.warnings:
             print(f"regionchaos warning: {warning}")
         return {

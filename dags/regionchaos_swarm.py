@@ -10,9 +10,9 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.sdk import Param, TriggerRule, dag, get_current_context, task
+from airflow.sdk import TriggerRule, dag, get_current_context, task
 
-from regionchaos_airflow.params import mutant_choices, scenario_names
+from regionchaos_airflow.params import swarm_params
 
 SEED_STRIDE = 1_000_000  # derived first seed: YYYYMMDD * SEED_STRIDE (exact in the form)
 
@@ -23,20 +23,7 @@ SEED_STRIDE = 1_000_000  # derived first seed: YYYYMMDD * SEED_STRIDE (exact in 
     start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
-    params={
-        "scenario": Param("smoke", type="string", enum=scenario_names(), title="Scenario",
-                          description="Base scenario; the swarm turns on faults.swarm, so each "
-                          "seed also draws which fault kinds are on and how likely."),
-        "seeds": Param(200, type="integer", minimum=1, maximum=100_000, title="Seeds",
-                       description="How many consecutive seeds to run."),
-        "first_seed": Param(None, type=["null", "integer"], minimum=0, maximum=2**53 - 1,
-                            title="First seed", description="Empty: derived from the run's "
-                            "date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
-        "batch_size": Param(50, type="integer", minimum=1, maximum=10_000, title="Seeds per batch",
-                            description="Seeds per mapped task (one Spark session per batch)."),
-        "mutant": Param("none", type="string", enum=mutant_choices(), title="Mutant",
-                        description="With a mutant, the swarm fails if no seed catches it."),
-    },
+    params=swarm_params(),
     tags=["regionchaos", "chaos", "swarm"],
     default_args={"owner": "regionchaos", "retries": 1, "retry_delay": timedelta(minutes=5)},
 )
@@ -56,15 +43,16 @@ def regionchaos_swarm():
         """Seed batches (the first seed derived from the run's date when not given)."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from regionchaos.scenario import ScenarioError, check_mutant, load
+        from regionchaos.scenario import check_mutant, load
+        from regionchaos_airflow.params import check_swarm_conf
 
         context = get_current_context()
         params, dag_run = context["params"], context["dag_run"]
-        try:
-            scenario = load(params["scenario"], overrides={"faults.swarm": True})
-            mutant = check_mutant(params["mutant"])
-        except ScenarioError as exc:
-            raise AirflowFailException(str(exc)) from None
+        errors = check_swarm_conf(dict(params))  # the trigger check's, for runs created around it
+        if errors:
+            raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
+        scenario = load(params["scenario"], overrides={"faults.swarm": True})
+        mutant = check_mutant(params["mutant"])
         first = params["first_seed"]
         if first is None:
             when = dag_run.logical_date or dag_run.run_after

@@ -1,8 +1,11 @@
-"""Airflow plugin of regionchaos: the runs view (FastAPI app + nav entry).
+"""Airflow plugin of regionchaos: the runs view (FastAPI app + nav entry) and the trigger check.
 
-In:  the run storage (see ``regionchaos_airflow.storage``).
+In:  the run storage (see ``regionchaos_airflow.storage``); trigger requests to the api-server.
 Out: the app of ``regionchaos_airflow.app`` mounted by the api-server at ``/regionchaos``,
-     and a "Chaos runs" entry under Browse that shows it inside the Airflow UI.
+     a "Chaos runs" entry under Browse that shows it inside the Airflow UI, and the
+     middleware of ``regionchaos_airflow.trigger_check``: a trigger (form or REST API) of a
+     regionchaos DAG whose conf fails the DAG's whole-form check is refused with a 400 that
+     names the form fields, before Airflow creates the run.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from regionchaos_airflow.app import app
+from regionchaos_airflow.trigger_check import TriggerFormCheck
 
 URL_PREFIX = "/regionchaos"
 
@@ -17,6 +21,9 @@ URL_PREFIX = "/regionchaos"
 class RegionChaosPlugin(AirflowPlugin):
     name = "regionchaos"
     fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "regionchaos runs"}]
+    fastapi_root_middlewares = [
+        {"middleware": TriggerFormCheck, "args": [], "kwargs": {}, "name": "regionchaos trigger form check"}
+    ]
     external_views = [
         {
             "name": "Chaos runs",

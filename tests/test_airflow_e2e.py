@@ -1,14 +1,16 @@
-"""End to end through Airflow: the README's main-job command, and a refused trigger.
+"""End to end through Airflow: the README's main-job command, and refused triggers.
 
 In:  scripts/demo_airflow.sh (sources scripts/airflow-env.sh: Airflow on SQLite in a
-     scratch AIRFLOW_HOME; the runner starts its embedded S3; local Spark), and the
-     ``airflow dags trigger`` CLI with a bad param.
+     scratch AIRFLOW_HOME; the runner starts its embedded S3; local Spark), the
+     ``airflow dags trigger`` CLI with a bad param, and a real api-server (with its
+     dag-processor, no scheduler; tests/airflow_server.py) taking triggers over REST.
 Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state;
-     a clear refusal of a bad value and no DAG run created for it.
+     a clear refusal of a bad value, naming the form field, and no DAG run created for it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -16,6 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.airflow_server import start_airflow
 
 pytestmark = pytest.mark.airflow
 
@@ -96,3 +100,78 @@ def test_the_demo_refuses_an_invalid_conf_before_any_run(demo, airflow_home):
     assert "ParamValidationError: Invalid input for param mutant: 'bogus' is not one of" in refused.stdout
     assert "dag run: not started" in refused.stdout
     assert dag_runs(airflow_home) == before
+
+
+def test_a_run_created_around_the_api_server_fails_its_first_task_naming_the_field(demo, airflow_home):
+    """`airflow dags test` creates the run straight on the metadata DB: the whole-form check
+    runs in resolve_scenario, which fails before anything is emulated."""
+    failed = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo_airflow.sh"), '{"scenario": "smoke", "rescale": "99:1"}'],
+        cwd=ROOT, env=clean_env(airflow_home), capture_output=True, text=True, timeout=300,
+    )
+    assert failed.returncode != 0
+    assert ("AirflowFailException: invalid trigger form: Rescale plan (rescale): '99:1' rescales after "
+            "checkpoint 99, but scenario smoke has 12 checkpoints (indices 0 to 11)") in failed.stdout, failed.stdout
+    assert "dag run: failed" in failed.stdout
+    assert "regionchaos verdict" not in failed.stdout
+
+
+# -- triggers through the real api-server --------------------------------------------------
+
+MANUAL = "regionchaos_manual"
+
+
+@pytest.fixture(scope="module")
+def api_server(tmp_path_factory):
+    """api-server + dag-processor (no scheduler: a created run stays queued)."""
+    with start_airflow(tmp_path_factory.mktemp("airflow-api"), (MANUAL, "regionchaos_swarm"),
+                       scheduler=False) as airflow:
+        yield airflow
+
+
+def trigger(airflow, conf, dag_id=MANUAL, auth=True):
+    body = json.dumps({"logical_date": None, "conf": conf}).encode()
+    return airflow.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", body=body, auth=auth)
+
+
+@pytest.mark.parametrize(
+    "rescale, reason",
+    [("3:0", "'3:0': parallelism 0 is out of range, it must be 1 to 8192"),
+     ("3:9999", "'3:9999': parallelism 9999 is out of range, it must be 1 to 8192"),
+     ("99:1", "'99:1' rescales after checkpoint 99, but scenario smoke has 12 checkpoints (indices 0 to 11)"),
+     ("3:2,3:1", "'3:1' does not come after '3:2': each pair's checkpoint must be later than the one before")],
+)
+def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(api_server, rescale, reason):
+    before = api_server.runs(MANUAL)
+    status, body = trigger(api_server, {"scenario": "smoke", "seed": 3, "rescale": rescale})
+    assert status == 400, body
+    assert body["detail"] == f"Rescale plan (rescale): {reason}"
+    assert api_server.runs(MANUAL) == before
+
+
+def test_the_api_server_names_form_fields_not_scenario_keys(api_server):
+    before = api_server.runs(MANUAL)
+    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": -1})
+    assert (status, body["detail"]) == (400, "Seed (seed): -1 is less than the minimum of 0")
+    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1})
+    assert status == 400
+    assert body["detail"] == ("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
+                              "scenario smoke (at most one TaskManager per subtask): at least 2")
+    assert "topology." not in json.dumps(body)
+    status, body = trigger(api_server, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
+    assert (status, body["detail"]) == (400, "Seeds (seeds): 0 is less than the minimum of 1")
+    assert api_server.runs(MANUAL) == before
+    assert api_server.runs("regionchaos_swarm") == []
+
+
+def test_the_api_server_still_authenticates_before_it_answers(api_server):
+    status, body = trigger(api_server, {"scenario": "smoke", "rescale": "99:1"}, auth=False)
+    assert status == 401, body
+
+
+def test_the_api_server_creates_a_run_for_a_good_form(api_server):
+    conf = {"scenario": "rescale-4-2-1", "seed": 7, "rescale": "3:2,7:1", "parallelism": 6, "mutant": "none"}
+    status, body = trigger(api_server, conf)
+    assert status == 200, body
+    assert body["conf"] == conf
+    assert body["dag_run_id"] in [r["dag_run_id"] for r in api_server.runs(MANUAL)]

@@ -127,7 +127,8 @@ GOOD_CONF = {"scenario": "rescale-4-2-1", "seed": 7, "parallelism": 6, "decline"
     "key, bad",
     [("scenario", "nope"), ("seed", -1), ("seed", "7"), ("parallelism", 0), ("parallelism", 9000),
      ("decline", 1.5), ("timeout", -0.1), ("max_failure_ratio", 2), ("max_consecutive_failures", -1),
-     ("rescale", "3-2"), ("rescale", "3:2,"), ("mutant", "bogus"), ("partitioning", "shuffle")],
+     ("rescale", "3-2"), ("rescale", "3:2,"), ("rescale", "3:0"), ("rescale", "3:9999"),
+     ("rescale", "3:2,7:00"), ("rescale", "1" * 1001 + ":1"), ("mutant", "bogus"), ("partitioning", "shuffle")],
 )
 def test_manual_form_rejects_bad_values(dagbag, key, bad):
     params = copy.deepcopy(dagbag.dags["regionchaos_manual"].params)
@@ -166,6 +167,125 @@ def test_scenario_from_params_names_the_bad_field(conf, field):
     with pytest.raises(ScenarioError) as err:
         form.scenario_from_params(conf)
     assert any(f.startswith(field) for f, _ in err.value.errors), err.value.errors
+
+
+# -- the whole-form check (what the plugin's trigger check and the first task run) ---------
+
+INTERNAL_KEYS = ("topology.", "faults.", "flink.", "execution.checkpointing", "rescale.0", "rescale.1")
+
+
+@pytest.mark.parametrize(
+    "conf, param, title, reason",
+    [({"rescale": "3:0"}, "rescale", "Rescale plan", "'3:0': parallelism 0 is out of range, it must be 1 to 8192"),
+     ({"rescale": "3:9999"}, "rescale", "Rescale plan", "'3:9999': parallelism 9999 is out of range"),
+     ({"rescale": "99:1"}, "rescale", "Rescale plan",
+      "'99:1' rescales after checkpoint 99, but scenario smoke has 12 checkpoints (indices 0 to 11)"),
+     ({"rescale": "3:2,3:1"}, "rescale", "Rescale plan", "'3:1' does not come after '3:2'"),
+     ({"rescale": "3:2, 12:1"}, "rescale", "Rescale plan", "'12:1' rescales after checkpoint 12"),
+     ({"rescale": "3-2"}, "rescale", "Rescale plan", "'3-2' is not a plan like '3:2,7:1' or 'none'"),
+     ({"parallelism": 1}, "parallelism", "Parallelism (regions)",
+      "1 is fewer than the 2 TaskManagers of scenario smoke"),
+     ({"scenario": "pr-all-regions-failed", "parallelism": 2}, "parallelism", "Parallelism (regions)",
+      "2 pipeline region(s) are fewer than the 4 regions scenario pr-all-regions-failed fails together"),
+     ({"scenario": "pr-all-regions-failed", "partitioning": "rebalance"}, "partitioning", "Partitioning",
+      "rebalance joins every subtask into one pipeline region"),
+     ({"seed": -1}, "seed", "Seed", "-1 is less than the minimum of 0"),
+     ({"max_failure_ratio": 2}, "max_failure_ratio", "Max failure ratio", "2 is greater than the maximum of 1"),
+     ({"mutant": "bogus"}, "mutant", "Mutant", "'bogus' is not one of"),
+     ({"sed": 3}, "sed", None, "unknown parameter of this DAG")],
+)
+def test_the_whole_form_check_names_the_field_the_user_typed(conf, param, title, reason):
+    errors = form.check_manual_conf({"scenario": "smoke", **conf})
+    assert [(e.param, e.title) for e in errors] == [(param, title)], errors
+    assert reason in errors[0].reason
+    text = str(errors[0])
+    assert text.startswith(f"{title} ({param}): " if title else f"{param}: ")
+    assert not any(key in text for key in INTERNAL_KEYS), text
+
+
+@pytest.mark.parametrize("conf", [{}, GOOD_CONF, {"scenario": "smoke", "rescale": "none"},
+                                  {"scenario": "smoke", "rescale": " 0:2 , 11:8192 "}, {"scenario": "smoke", "rescale": ""},
+                                  {"scenario": "large", "rescale": "196:512", "parallelism": 8}])
+def test_the_whole_form_check_passes_good_forms(conf):
+    assert form.check_manual_conf(conf) == []
+
+
+def test_the_whole_form_check_sees_the_defaults_and_reports_every_field():
+    errors = form.check_manual_conf({"seed": -1, "decline": 3, "bogus": 1})
+    assert [e.param for e in errors] == ["bogus", "seed", "decline"]
+    assert form.check_manual_conf(["not", "a", "mapping"])[0].param == "conf"
+    swarm = form.check_swarm_conf({"seeds": 0, "scenario": "nope", "extra": True})
+    assert [e.param for e in swarm] == ["extra", "scenario", "seeds"]
+    assert form.check_swarm_conf({"scenario": "rescale-4-2-1", "mutant": "union-as-split"}) == []
+    assert set(form.TRIGGER_CHECKS) == {"regionchaos_manual", "regionchaos_swarm"} <= DAG_IDS  # the DAGs with a form
+
+
+@pytest.mark.parametrize(
+    "field, reason, param, expected",
+    [("topology.parallelism", "Input should be greater than or equal to 1", "parallelism",
+      "Input should be greater than or equal to 1"),
+     ("topology.partitioning", "Input should be 'forward' or 'rebalance'", "partitioning", "Input should be"),
+     ("flink.execution.checkpointing.region.max-failure-ratio", "Input should be less than or equal to 1",
+      "max_failure_ratio", "Input should be less than or equal to 1"),
+     ("execution.checkpointing.region.max-consecutive-failures", "bad", "max_consecutive_failures", "bad"),
+     ("faults.decline", "Input should be less than or equal to 1", "decline", "Input should be"),
+     ("rescale.1.after_checkpoint", "30 is beyond the 12 checkpoints of the fault phase", "rescale",
+      "'30:1' rescales after checkpoint 30, but scenario smoke has 12 checkpoints (indices 0 to 11)"),
+     ("rescale.0.parallelism", "Input should be less than or equal to 8192", "rescale",
+      "'3:2': parallelism: Input should be less than or equal to 8192"),
+     ("rescale", "'x' is not a plan", "rescale", "'x' is not a plan"),
+     ("topology.taskmanagers", "2 TaskManagers for 1 subtasks, at most one TaskManager per subtask",
+      "parallelism", "1 is fewer than the 2 TaskManagers of scenario smoke"),
+     ("faults.correlated_regions", "4 is more than the 2 pipeline region(s) of the job", "parallelism",
+      "2 pipeline region(s) are fewer than the 4 regions"),
+     ("seed", "Input should be greater than or equal to 0", "seed", "Input should be"),
+     ("mutant", "unknown mutant 'x'", "mutant", "unknown mutant 'x'"),
+     ("sed", "unknown parameter of this DAG", "sed", "unknown parameter of this DAG"),
+     ("expect.invariant", "not an invariant", "scenario",
+      "scenario smoke cannot run with these values: expect.invariant: not an invariant")],
+)
+def test_scenario_errors_map_back_to_form_fields(field, reason, param, expected):
+    values = {"scenario": "smoke", "rescale": "3:2,30:1", "partitioning": None}
+    titles = {name: p.schema["title"] for name, p in form.manual_params().items()}
+    (error,) = form.form_errors(ScenarioError([(field, reason)]), values, titles)
+    assert (error.param, error.title) == (param, titles.get(param))
+    assert error.reason == expected or error.reason.startswith(expected), error.reason
+
+
+def test_every_override_key_maps_back_to_its_param():
+    for param, key in form.OVERRIDE_KEYS.items():
+        prefixed = key if key.startswith(("topology.", "faults.")) else f"flink.{key}"
+        (error,) = form.form_errors(ScenarioError([(prefixed, "why")]), {"scenario": "smoke"})
+        assert (error.param, error.reason) == (param, "why")
+
+
+def test_the_rescale_pattern_and_the_plan_parser_agree():
+    """The schema (Airflow's check, field by field) refuses exactly what parse_rescale refuses,
+    except the order of the pairs, which only the parser (the whole-form check) sees."""
+    import re
+
+    pattern = re.compile(form.RESCALE_PATTERN)
+
+    def parser_accepts(text):
+        try:
+            form.parse_rescale(text)
+            return True
+        except ScenarioError:
+            return False
+
+    for parallelism in range(0, form.MAX_PARALLELISM + 20):
+        text = f"3:{parallelism}"
+        assert bool(pattern.search(text)) == parser_accepts(text) == (1 <= parallelism <= 8192), text
+    for text in ["", " ", "none", "3:2,7:1", " 3 : 2 , 7 : 1 ", "3:02", "3-2", "3:2,", ":2", "3:", "none,3:2",
+                 "3:2;7:1", "-1:2", "3:2.0", "x"]:
+        assert bool(pattern.search(text)) == parser_accepts(text), text
+    assert pattern.search("3:2,3:1") and not parser_accepts("3:2,3:1")
+
+
+def test_the_swarm_form_is_its_params_module_s(dagbag):
+    params = dagbag.dags["regionchaos_swarm"].params
+    assert {name: params.get_param(name).schema for name in params} == {
+        name: p.schema for name, p in form.swarm_params().items()}
 
 
 # -- nightly -----------------------------------------------------------------------------

@@ -296,3 +296,103 @@ def test_newest_runs_first_not_alphabetical(configured, auth, client, storage):
 @pytest.mark.parametrize("query", ["limit=0", "limit=-5", "limit=1000000", "q=" + "x" * 500])
 def test_limits_are_bounded_per_request(configured, auth, client, query):
     assert client.get(f"/api/runs?{query}", headers=bearer(auth("admin"))).status_code == 422
+
+
+# -- the trigger check (the plugin's root middleware) ----------------------------------------
+
+class Downstream:
+    """Stands in for Airflow's app behind the middleware: records what reaches it."""
+
+    def __init__(self):
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope, receive, send):
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        self.bodies.append(body)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"created"})
+
+
+@pytest.fixture
+def checked():
+    from regionchaos_airflow.trigger_check import TriggerFormCheck
+
+    downstream = Downstream()
+    return TestClient(TriggerFormCheck(downstream)), downstream  # no lifespan: Downstream serves http only
+
+
+TRIGGER = "/api/v2/dags/regionchaos_manual/dagRuns"
+
+
+@pytest.mark.parametrize("rescale", ["3:0", "3:9999", "99:1", "3:2,3:1"])
+def test_a_bad_form_is_refused_before_airflow_sees_it(auth, checked, rescale):
+    client, downstream = checked
+    response = client.post(TRIGGER, json={"conf": {"scenario": "smoke", "rescale": rescale}},
+                           headers=bearer(auth("admin")))
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"].startswith("Rescale plan (rescale): ")
+    assert [(e["param"], e["title"]) for e in body["errors"]] == [("rescale", "Rescale plan")]
+    assert downstream.bodies == []  # Airflow never saw it: no run
+
+
+def test_a_good_form_reaches_airflow_unchanged(auth, checked):
+    client, downstream = checked
+    raw = json.dumps({"conf": {"scenario": "rescale-4-2-1", "rescale": "3:2,7:1"}, "note": "x" * 70_000}).encode()
+    response = client.post(TRIGGER, content=raw, headers={**bearer(auth("admin")), "Content-Type": "application/json"})
+    assert (response.status_code, response.text) == (200, "created")
+    assert downstream.bodies == [raw]
+
+
+@pytest.mark.parametrize(
+    "path, body, headers",
+    [(TRIGGER, {"conf": {"rescale": "99:1"}}, None),  # no credentials: Airflow's 401
+     (TRIGGER, {"conf": {"rescale": "99:1"}}, "viewer"),  # may not trigger: Airflow's 403
+     (TRIGGER, {"conf": {"rescale": "99:1"}}, "forged"),
+     ("/api/v2/dags/another_dag/dagRuns", {"conf": {"rescale": "99:1"}}, "admin"),  # not ours
+     ("/api/v2/dags/regionchaos_manual/dagRuns/list", {"conf": {"rescale": "99:1"}}, "admin"),
+     (TRIGGER, {"conf": "not an object"}, "admin"),  # Airflow's own 422
+     (TRIGGER, "not json", "admin")],
+)
+def test_what_is_not_the_check_s_to_answer_goes_to_airflow(auth, checked, path, body, headers):
+    client, downstream = checked
+    token = {"admin": auth("admin"), "viewer": auth("viewer"), "forged": auth("admin")[:-4] + "AAAA"}.get(headers)
+    raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    response = client.post(path, content=raw, headers={"Content-Type": "application/json",
+                                                       **(bearer(token) if token else {})})
+    assert response.status_code == 200
+    assert downstream.bodies == [raw]
+
+
+def test_the_ui_cookie_gets_the_check_too(auth, checked):
+    client, downstream = checked
+    client.cookies.set("_token", auth("admin"))
+    response = client.post(TRIGGER, json={"conf": {"parallelism": 1}})
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers")
+    assert downstream.bodies == []
+
+
+def test_backfills_of_a_checked_dag_are_checked(auth, checked):
+    client, downstream = checked
+    body = {"dag_id": "regionchaos_swarm", "from_date": "2025-01-01T00:00:00Z", "to_date": "2025-01-02T00:00:00Z",
+            "dag_run_conf": {"seeds": 0}}
+    for path in ("/api/v2/backfills", "/api/v2/backfills/dry_run"):
+        response = client.post(path, json=body, headers=bearer(auth("admin")))
+        assert response.status_code == 400 and response.json()["detail"] == (
+            "Seeds (seeds): 0 is less than the minimum of 1")
+    assert downstream.bodies == []
+    good = {**body, "dag_run_conf": {"seeds": 3}}
+    assert client.post("/api/v2/backfills", json=good, headers=bearer(auth("admin"))).status_code == 200
+
+
+def test_the_plugin_registers_the_trigger_check():
+    import regionchaos_plugin
+    from regionchaos_airflow.trigger_check import TriggerFormCheck
+
+    (entry,) = regionchaos_plugin.RegionChaosPlugin.fastapi_root_middlewares
+    assert entry["middleware"] is TriggerFormCheck and entry["name"]

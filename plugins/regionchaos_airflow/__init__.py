@@ -1,11 +1,12 @@
 """What the Airflow side of regionchaos shares: DAG params, storage hook, task bodies, UI.
 
 Modules:
-  `params`    the manual trigger form (typed Params) and params -> Scenario
-  `runs`      run ids keyed by the Airflow run, result rows, the nightly/swarm judgements
-  `storage`   StorageConfig from the `regionchaos_s3` connection or the environment
-  `operators` task bodies the DAGs share (runner call, publish) and the spark-submit switch
-  `app`       the FastAPI app of the plugin: runs listed from storage, reports served
+  `params`         the trigger forms (typed Params), their whole-form check, params -> Scenario
+  `runs`           run ids keyed by the Airflow run, result rows, the nightly/swarm judgements
+  `storage`        StorageConfig from the `regionchaos_s3` connection or the environment
+  `operators`      task bodies the DAGs share (runner call, publish) and the spark-submit switch
+  `app`            the FastAPI app of the plugin: runs listed from storage, reports served
+  `trigger_check`  the plugin's middleware: a trigger's whole form checked before the run exists
 
 Nothing here imports pyspark, great_expectations or boto3 at import time: DAG files import
 this package while they are parsed.

@@ -1,21 +1,34 @@
-"""The manual trigger form: typed DAG params, and DAG params -> Scenario.
+"""The trigger forms: typed DAG params, the whole-form check, and DAG params -> Scenario.
 
-In:  the params of a DAG run (the trigger form's values, or ``dag_run.conf``).
-Out: `manual_params()` (the Param schema the UI renders and the API validates before a
-     run is created), `scenario_from_params()` (a validated Scenario) and
-     `mutant_from_params()`; both raise ScenarioError naming the offending field.
+In:  the params of a DAG run (a trigger form's values, or ``dag_run.conf``).
+Out: `manual_params()` and `swarm_params()` (the Param schemas the UI renders and Airflow
+     checks field by field); `check_manual_conf()` and `check_swarm_conf()` (every error of
+     a conf as `FieldError`s, each naming the form field by its title and param name, e.g.
+     ``Rescale plan (rescale): ...``, never a scenario key like ``topology.parallelism``);
+     `scenario_from_params()` (a validated Scenario, or ScenarioError) and
+     `mutant_from_params()`.
 
-An optional field left empty (null) keeps the catalogue scenario's own value. The
-schema checks each value on its own (types, ranges, enums, the rescale plan's shape) so a
-bad value is refused by the form and by ``POST /api/v2/dags/{id}/dagRuns`` with a 400;
-what only the scenario as a whole can judge (a rescale beyond the last checkpoint) fails
-the run's first task, before anything is emulated.
+An optional field left empty (null) keeps the catalogue scenario's own value. A conf is
+refused before its DAG run exists, in two steps:
+- each value against its Param's JSON schema (types, ranges, enums, the rescale plan's
+  shape and its parallelism range): Airflow does this itself wherever a run is created
+  (trigger form, REST API, CLI);
+- the whole form (`TRIGGER_CHECKS`: the same field checks, then the scenario built from all
+  fields, e.g. a rescale after the scenario's last checkpoint, pairs out of order, a
+  parallelism below the scenario's TaskManagers): the plugin's trigger check
+  (`regionchaos_airflow.trigger_check`) runs it on every trigger that reaches the
+  api-server (the UI's form, ``POST /api/v2/dags/{dag_id}/dagRuns``, backfills) and answers
+  400 with the field errors.
+A run created around the api-server (``airflow dags trigger`` or ``airflow dags test``
+straight on the metadata DB) gets the same check in its first task, which fails with the
+same messages before anything is emulated or written.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from regionchaos.nemesis import FAULT_KINDS
 from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load
@@ -23,6 +36,9 @@ from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, chec
 # JavaScript numbers in the trigger form are exact only up to 2**53 - 1.
 MAX_FORM_SEED = 2**53 - 1
 MAX_PARALLELISM = 8192
+MAX_RESCALE_TEXT = 1000  # characters of a rescale plan (keeps its numbers small enough to parse)
+MANUAL_DAG_ID = "regionchaos_manual"
+SWARM_DAG_ID = "regionchaos_swarm"
 
 FAULT_FIELDS = FAULT_KINDS  # one list of fault kinds: the nemesis's
 
@@ -35,8 +51,14 @@ OVERRIDE_KEYS = {
     **{name: f"faults.{name}" for name in FAULT_FIELDS},
 }
 
-RESCALE_PATTERN = r"^\s*(|none|\d+\s*:\s*\d+(\s*,\s*\d+\s*:\s*\d+)*)\s*$"
-_RESCALE_RE = re.compile(RESCALE_PATTERN)
+# The rescale plan, as the Param's JSON schema checks it: AFTER:PARALLELISM pairs with a
+# parallelism of 1 to MAX_PARALLELISM (1-999, 1000-7999, 8000-8099, 8100-8189, 8190-8192).
+# That the checkpoints increase, and end before the scenario's last, is for the whole-form check.
+_PARALLELISM_RE = r"0*(?:[1-9]\d{0,2}|[1-7]\d{3}|80\d\d|81[0-8]\d|819[0-2])"
+_PAIR_RE = rf"\d+\s*:\s*{_PARALLELISM_RE}"
+RESCALE_PATTERN = rf"^\s*(|none|{_PAIR_RE}(\s*,\s*{_PAIR_RE})*)\s*$"
+_RESCALE_SHAPE_RE = re.compile(r"^\s*(|none|\d+\s*:\s*\d+(\s*,\s*\d+\s*:\s*\d+)*)\s*$")
+RESCALE_EXAMPLE = "'3:2,7:1' or 'none'"
 
 
 def scenario_names() -> list[str]:
@@ -92,7 +114,8 @@ def manual_params() -> dict[str, Any]:
             maximum=MAX_PARALLELISM,
             title="Parallelism (regions)",
             description="Subtasks per vertex. With forward partitioning every subtask index is "
-            "its own pipeline region, so this is also the number of regions. Empty: the scenario's.",
+            "its own pipeline region, so this is also the number of regions; at least the "
+            "scenario's TaskManagers. Empty: the scenario's.",
             section="Topology",
         ),
         "partitioning": Param(
@@ -129,9 +152,12 @@ def manual_params() -> dict[str, Any]:
             None,
             type=["null", "string"],
             pattern=RESCALE_PATTERN,
+            maxLength=MAX_RESCALE_TEXT,
             title="Rescale plan",
             description="AFTER:PARALLELISM pairs, e.g. 3:2,7:1 (after checkpoint index 3 restore "
-            "at parallelism 2, after 7 at 1); 'none' for no rescale. Empty: the scenario's plan.",
+            f"at parallelism 2, after 7 at 1): parallelism 1 to {MAX_PARALLELISM}, checkpoint "
+            "indices increasing and below the scenario's number of checkpoints; 'none' for no "
+            "rescale. Empty: the scenario's plan.",
             section="Rescale",
         ),
         "mutant": Param(
@@ -147,22 +173,61 @@ def manual_params() -> dict[str, Any]:
     }
 
 
+def swarm_params() -> dict[str, Any]:
+    """The Params of the swarm DAG."""
+    from airflow.sdk import Param
+
+    return {
+        "scenario": Param("smoke", type="string", enum=scenario_names(), title="Scenario",
+                          description="Base scenario; the swarm turns on faults.swarm, so each "
+                          "seed also draws which fault kinds are on and how likely."),
+        "seeds": Param(200, type="integer", minimum=1, maximum=100_000, title="Seeds",
+                       description="How many consecutive seeds to run."),
+        "first_seed": Param(None, type=["null", "integer"], minimum=0, maximum=MAX_FORM_SEED,
+                            title="First seed", description="Empty: derived from the run's "
+                            "date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
+        "batch_size": Param(50, type="integer", minimum=1, maximum=10_000, title="Seeds per batch",
+                            description="Seeds per mapped task (one Spark session per batch)."),
+        "mutant": Param("none", type="string", enum=mutant_choices(), title="Mutant",
+                        description="With a mutant, the swarm fails if no seed catches it."),
+    }
+
+
 PARAM_NAMES = frozenset({"scenario", "seed", "rescale", "mutant", *OVERRIDE_KEYS})
 
 
 def parse_rescale(text: str) -> list[dict[str, int]] | None:
-    """``"3:2,7:1"`` -> rescale events; ``"none"`` -> []; empty -> None (keep the scenario's)."""
-    if not _RESCALE_RE.match(text):
-        raise ScenarioError([("rescale", f"{text!r} is not a plan like '3:2,7:1' or 'none'")])
+    """``"3:2,7:1"`` -> rescale events; ``"none"`` -> []; empty -> None (keep the scenario's).
+
+    ScenarioError (field ``rescale``) names each bad pair: the plan's shape, a parallelism
+    outside 1..MAX_PARALLELISM, a checkpoint not after the previous pair's.
+    """
+    if len(text) > MAX_RESCALE_TEXT:
+        raise ScenarioError([("rescale", f"longer than {MAX_RESCALE_TEXT} characters")])
+    if not _RESCALE_SHAPE_RE.match(text):
+        raise ScenarioError([("rescale", f"{text!r} is not a plan like {RESCALE_EXAMPLE}")])
     text = text.strip()
     if not text:
         return None
     if text == "none":
         return []
-    events = []
+    events: list[dict[str, int]] = []
+    errors: list[tuple[str, str]] = []
     for pair in text.split(","):
-        after, _, parallelism = pair.partition(":")
-        events.append({"after_checkpoint": int(after), "parallelism": int(parallelism)})
+        after_text, _, parallelism_text = pair.partition(":")
+        after, parallelism = int(after_text), int(parallelism_text)
+        shown = f"{after}:{parallelism}"
+        if not 1 <= parallelism <= MAX_PARALLELISM:
+            errors.append(("rescale", f"'{shown}': parallelism {parallelism} is out of range, "
+                                      f"it must be 1 to {MAX_PARALLELISM}"))
+        if events and after <= events[-1]["after_checkpoint"]:
+            before = events[-1]
+            errors.append(("rescale", f"'{shown}' does not come after "
+                                      f"'{before['after_checkpoint']}:{before['parallelism']}': "
+                                      "each pair's checkpoint must be later than the one before"))
+        events.append({"after_checkpoint": after, "parallelism": parallelism})
+    if errors:
+        raise ScenarioError(errors)
     return events
 
 
@@ -197,3 +262,157 @@ def scenario_from_params(params: dict[str, Any], *, extra: dict[str, Any] | None
 
 def mutant_from_params(params: dict[str, Any]) -> str | None:
     return check_mutant(params.get("mutant"))
+
+
+# -- the whole-form check ------------------------------------------------------------------
+
+class FieldError(NamedTuple):
+    """One bad value of a form: the param (the form field), why, and the field's title."""
+
+    param: str
+    reason: str
+    title: str | None = None
+
+    def __str__(self) -> str:
+        if self.title and self.title != self.param:
+            return f"{self.title} ({self.param}): {self.reason}"
+        return f"{self.param}: {self.reason}"
+
+
+_PAIR_FIELD = re.compile(r"^rescale\.(\d+)\.(\w+)$")
+_BEYOND = re.compile(r"^(\d+) is beyond the (\d+) checkpoints")
+_TASKMANAGERS = re.compile(r"^(\d+) TaskManagers for (\d+) subtasks")
+_CORRELATED = re.compile(r"^(\d+) is more than the (\d+) pipeline region")
+
+
+def _param_of_scenario_field() -> dict[str, str]:
+    """Scenario error field -> the form param that sets it (Flink keys with and without ``flink.``)."""
+    fields = {}
+    for param, key in OVERRIDE_KEYS.items():
+        fields[key] = param
+        if key.split(".")[0] not in ("topology", "faults"):
+            fields[f"flink.{key}"] = param
+    return fields
+
+
+def _pair_text(plan: Any, index: int) -> str:
+    try:
+        event = (parse_rescale(plan) or [])[index] if isinstance(plan, str) else None
+    except (ScenarioError, IndexError):
+        event = None
+    return f"{event['after_checkpoint']}:{event['parallelism']}" if event else f"pair {index + 1}"
+
+
+def _form_field(field: str, reason: str, values: Mapping[str, Any]) -> tuple[str, str]:
+    """(param, reason) of one ScenarioError entry, worded for the person at the form."""
+    scenario = values.get("scenario")
+    if match := _PAIR_FIELD.match(field):
+        index, attribute = int(match[1]), match[2]
+        pair = _pair_text(values.get("rescale"), index)
+        if attribute == "after_checkpoint" and (beyond := _BEYOND.match(reason)):
+            after, count = int(beyond[1]), int(beyond[2])
+            return "rescale", (f"'{pair}' rescales after checkpoint {after}, but scenario {scenario} "
+                               f"has {count} checkpoints (indices 0 to {count - 1})")
+        return "rescale", f"'{pair}': {attribute.replace('_', ' ')}: {reason}"
+    if field == "topology.taskmanagers" and (match := _TASKMANAGERS.match(reason)):
+        taskmanagers, subtasks = int(match[1]), int(match[2])
+        return "parallelism", (f"{subtasks} is fewer than the {taskmanagers} TaskManagers of scenario "
+                               f"{scenario} (at most one TaskManager per subtask): at least {taskmanagers}")
+    if field == "faults.correlated_regions" and (match := _CORRELATED.match(reason)):
+        together, regions = int(match[1]), int(match[2])
+        if values.get("partitioning") == "rebalance":
+            return "partitioning", (f"rebalance joins every subtask into one pipeline region, but "
+                                    f"scenario {scenario} fails {together} regions together: use forward")
+        return "parallelism", (f"{regions} pipeline region(s) are fewer than the {together} regions "
+                               f"scenario {scenario} fails together: at least {together}")
+    params = _param_of_scenario_field()
+    if field in params:
+        return params[field], reason
+    if field in values or "." not in field:  # a param itself (seed, scenario, rescale) or an unknown key
+        return field, reason
+    # not reachable from a form field: say so on the scenario, with the scenario's own key
+    return "scenario", f"scenario {scenario} cannot run with these values: {field}: {reason}"
+
+
+def form_errors(exc: ScenarioError, values: Mapping[str, Any],
+                titles: Mapping[str, str | None] | None = None) -> list[FieldError]:
+    """A ScenarioError of `scenario_from_params(values)` as errors of the form's fields.
+
+    Each error names the param the person typed into (``rescale``, ``parallelism``), by its
+    title when `titles` has one, never the scenario's key (``rescale.0.after_checkpoint``,
+    ``topology.taskmanagers``, ``flink.execution.checkpointing...``).
+    """
+    titles = titles or {}
+    out: list[FieldError] = []
+    for field, reason in exc.errors:
+        param, text = _form_field(field, reason, values)
+        error = FieldError(param, text, titles.get(param))
+        if error not in out:
+            out.append(error)
+    return out
+
+
+def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None:
+    """Why `value` fails the Param's JSON schema (as Airflow checks it), or None."""
+    from jsonschema import FormatChecker, ValidationError, validate
+
+    if name == "rescale" and isinstance(value, str):
+        try:  # the plan's own reasons (which pair, why) rather than the pattern
+            parse_rescale(value)
+        except ScenarioError as exc:
+            return "; ".join(reason for _, reason in exc.errors)
+    try:
+        validate(value, dict(schema), format_checker=FormatChecker())
+    except ValidationError as exc:
+        return exc.message
+    return None
+
+
+def check_conf(spec: Mapping[str, Any], conf: Any, whole: Callable[[dict[str, Any]], Any]) -> list[FieldError]:
+    """Every error of `conf` against the Params `spec`: unknown keys, each value against its
+    schema, then (when every value is fine) `whole` on the values merged over the defaults,
+    as the DAG run would see them. Empty: the conf is good."""
+    titles = {name: param.schema.get("title") for name, param in spec.items()}
+    if not isinstance(conf, Mapping):
+        return [FieldError("conf", "must be a JSON object of the form's fields")]
+    errors = [FieldError(str(key), f"unknown parameter of this DAG; its fields are {', '.join(spec)}")
+              for key in sorted(set(conf) - set(spec), key=str)]
+    values = {name: param.value for name, param in spec.items()}
+    values.update({key: value for key, value in conf.items() if key in spec})
+    for name, param in spec.items():
+        reason = _value_error(name, param.schema, values[name])
+        if reason is not None:
+            errors.append(FieldError(name, reason, titles[name]))
+    if not errors:
+        try:
+            whole(values)
+        except ScenarioError as exc:
+            errors.extend(form_errors(exc, values, titles))
+    return errors
+
+
+def _whole_manual(values: dict[str, Any]) -> None:
+    scenario_from_params(values)
+    mutant_from_params(values)
+
+
+def _whole_swarm(values: dict[str, Any]) -> None:
+    load(values["scenario"], overrides={"faults.swarm": True})
+    check_mutant(values["mutant"])
+
+
+def check_manual_conf(conf: Any) -> list[FieldError]:
+    """Every error of a manual DAG run's conf (see `check_conf`)."""
+    return check_conf(manual_params(), conf, _whole_manual)
+
+
+def check_swarm_conf(conf: Any) -> list[FieldError]:
+    """Every error of a swarm DAG run's conf (see `check_conf`)."""
+    return check_conf(swarm_params(), conf, _whole_swarm)
+
+
+# DAG id -> its whole-form check, run by the plugin's trigger check before a run is created
+TRIGGER_CHECKS: dict[str, Callable[[Any], list[FieldError]]] = {
+    MANUAL_DAG_ID: check_manual_conf,
+    SWARM_DAG_ID: check_swarm_conf,
+}
