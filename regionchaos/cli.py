@@ -63,10 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     _storage_args(p)
 
     p = sub.add_parser("swarm", help="many seeds with randomised fault mixes", epilog=EPILOG)
-    p.add_argument("--seeds", type=int, required=True, help="number of seeds")
+    p.add_argument("--seeds", type=int, required=True,
+                   help="number of seeds; each is emulated in memory inside a Spark task, and one pass of the "
+                        "GX suites judges them all (tables under swarms/SWARM_ID/ on the store)")
     p.add_argument("--first-seed", type=int, default=1, help="first seed (default 1)")
     p.add_argument("--scenario", default="smoke", help="base scenario (default smoke)")
     p.add_argument("--mutant", help="mutant to run under every seed")
+    p.add_argument("--partitions", type=int, help="Spark tasks the seeds are cut into "
+                   "(default: max(2 x cores, seeds / 100))")
     _storage_args(p)
 
     sub.add_parser("scenarios", help="list the scenario catalogue")
@@ -119,28 +123,40 @@ def print_summary(summary: dict, console: Console) -> None:
 
 
 def cmd_swarm(args, console: Console) -> int:
-    from .swarm import swarm
+    from .fastswarm import fast_swarm
 
     if args.seeds < 1:
         raise ScenarioError([("--seeds", "must be >= 1")])
+    if args.partitions is not None and args.partitions < 1:
+        raise ScenarioError([("--partitions", "must be >= 1")])
     mutant = check_mutant(args.mutant)
     load(args.scenario)  # fail fast on a bad name
-    result = swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=mutant, storage=_storage(args),
-                   console=console)
+    result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=mutant, storage=_storage(args),
+                        partitions=args.partitions, console=None if args.json else console)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
     else:
-        console.print(f"swarm: {result['judged']} seeds judged, {len(result['failing'])} failing, "
-                      f"{result['unknown']} unknown, {result['wall_seconds']} s")
-        if result.get("known_findings"):
-            console.print(f"  {len(result['known_findings'])} seeds fail only invariants of recorded findings "
-                          "(FINDINGS.md): " + ", ".join(f"seed {k['seed']} ({', '.join(k['failed'])})"
-                                                        for k in result["known_findings"][:10]))
-        for failing in result["failing"]:
-            console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {failing['replay']}")
+        print_swarm(result, console)
     if result["unknown"]:
         return runner.EXIT_UNKNOWN
     return runner.EXIT_INVALID if result["failing"] else runner.EXIT_VALID
+
+
+def print_swarm(result: dict, console: Console) -> None:
+    rate = result["judged"] / max(1e-9, result["wall_seconds"])
+    console.print(f"swarm {result['swarm_id']}: {result['judged']} seeds judged, {len(result['failing'])} failing, "
+                  f"{result['unknown']} unknown, {result['wall_seconds']} s ({rate:.1f} seeds/s end to end)")
+    console.print(f"  tables: {result['prefix']}tables/  ({result['rows']} rows)")
+    if result.get("known_findings"):
+        console.print(f"  {len(result['known_findings'])} seeds fail only invariants of recorded findings "
+                      "(FINDINGS.md): " + ", ".join(f"seed {k['seed']} ({', '.join(k['failed'])})"
+                                                    for k in result["known_findings"][:10]))
+    for failing in result["failing"]:
+        console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {escape(failing['replay'])}")
+    for run in result["runs"]:
+        if run["verdict"] == "unknown":
+            console.print(f"  seed {run['seed']}: [yellow]unknown[/yellow] {escape(run.get('error') or '')}\n"
+                          f"    replay: {escape(run['replay'])}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -266,7 +266,7 @@ def write_partition(ctx: UploadContext, tasks_iter: Iterator[FileTask], client: 
 
     state_files = txn_files = 0
     futures = []
-    with ThreadPoolExecutor(max_workers=max(1, ctx.threads)) as pool:  # PUTs overlap building the next files
+    with _pool(ctx.threads) as pool:  # PUTs overlap building the next files
         for task in tasks:
             if task.upload_state:
                 for key, rows in task.objects:
@@ -280,6 +280,28 @@ def write_partition(ctx: UploadContext, tasks_iter: Iterator[FileTask], client: 
     yield {"tasks": len(tasks), "state_files": state_files, "txn_files": txn_files, "puts_written": written,
            "storage": store.stats.as_dict(), "injected": list(store.injected),
            "seconds": round(time.perf_counter() - started, 3)}
+
+
+class _Inline:
+    """A pool of no threads: ``submit`` runs the call at once (in-memory stores, ``threads=1``)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result(), as a pool would
+            future.set_exception(exc)
+        return future
+
+
+def _pool(threads: int):
+    return ThreadPoolExecutor(max_workers=threads) if threads > 1 else _Inline()
 
 
 _clients: dict[StorageConfig, Any] = {}
@@ -467,7 +489,7 @@ class S3Persistence:
         self._parallel([partial(self.store.put, key, body) for key, body in commits])
 
     def _parallel(self, calls: list) -> list:
-        if len(calls) <= 1:
+        if len(calls) <= 1 or self.context.threads <= 1:
             return [call() for call in calls]
         with ThreadPoolExecutor(max_workers=min(self.context.threads, len(calls))) as pool:
             futures = [pool.submit(call) for call in calls]

@@ -12,6 +12,7 @@ Data flows one way: nothing downstream reaches back upstream.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shlex
@@ -53,7 +54,9 @@ def replay_line(scenario_ref: str, seed: int, overrides: dict[str, Any] | None, 
     return shlex.join(parts + (extra or []))
 
 
+@functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
+    """The commit of this checkout (once per process: a swarm records it for every seed)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
                              capture_output=True, text=True, timeout=5)
@@ -81,11 +84,13 @@ def prepare_run(store, scenario: Scenario, *, run_id: str, mutant: str | None, r
     }, sort_keys=True, indent=1).encode())
 
 
-def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None, progress=None) -> tuple[RunResult, Any]:
-    """The deep run: control plane in the driver, data plane in Spark tasks."""
-    from .dataplane import S3Persistence
+def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None, progress=None,
+            threads: int | None = None) -> tuple[RunResult, Any]:
+    """The deep run: control plane in the driver, data plane in Spark tasks (``spark=None``: in
+    this process; ``threads=1``: no PUT threads, for in-memory stores)."""
+    from .dataplane import PUT_THREADS, S3Persistence
 
-    persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark)
+    persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark, threads=threads or PUT_THREADS)
     result = Emulation(scenario, persistence, mutant=mutant, progress=progress).run()
     return result, persistence
 

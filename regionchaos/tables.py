@@ -243,9 +243,17 @@ class _Cols:
     def add(self, **row) -> None:
         self.rows.append(tuple(row.get(n) for n in self.names))
 
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame.from_records(self.rows, columns=self.names) if self.rows else \
-            pd.DataFrame({n: pd.Series([], dtype="object") for n in self.names})
+
+def column_names(name: str) -> list[str]:
+    """The columns of table ``name``, in `SCHEMAS` order."""
+    return [c.strip().split(" ")[0] for c in _split_ddl(SCHEMAS[name])]
+
+
+def frame_of(name: str, rows: list[tuple]) -> pd.DataFrame:
+    """Rows of table ``name`` (tuples in `SCHEMAS` order) as a pandas frame (object columns when empty)."""
+    names = column_names(name)
+    return pd.DataFrame.from_records(rows, columns=names) if rows else \
+        pd.DataFrame({n: pd.Series([], dtype="object") for n in names})
 
 
 def _split_ddl(ddl: str) -> list[str]:
@@ -275,6 +283,13 @@ def _elements(handles: list) -> list:
 
 def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
     """All tables of one run as pandas frames (columns as in `SCHEMAS`)."""
+    return {name: frame_of(name, rows) for name, rows in build_rows(art).items()}
+
+
+def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
+    """All tables of one run as rows: table -> tuples in the column order of `SCHEMAS`
+    (`build_frames` makes frames of them; the swarm's fast path gathers the rows of many
+    runs and makes one Arrow table of them, `arrow_table`)."""
     rid = art.run_id
     t = {name: _Cols(ddl) for name, ddl in SCHEMAS.items()}
     sc = art.scenario_doc.get("scenario", {})
@@ -536,7 +551,7 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
         if e["kind"] == "global_restore":
             _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
 
-    return {name: cols.frame() for name, cols in t.items()}
+    return {name: cols.rows for name, cols in t.items()}
 
 
 def _digest(doc: dict) -> str:
@@ -670,6 +685,28 @@ def _spill(spark, name: str, frame: pd.DataFrame, directory: str):
         table = pa.Table.from_pandas(part, schema=arrow, preserve_index=False, safe=True)
         pq.write_table(table, os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
     return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
+
+
+def arrow_schema(name: str):
+    """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists)."""
+    import pyarrow as pa
+
+    def arrow_type(ddl: str):
+        if ddl.startswith("array<"):
+            return pa.list_(arrow_type(ddl[len("array<"):-1]))
+        return getattr(pa, _ARROW_SCALARS[ddl])()
+
+    return pa.schema([(col, arrow_type(typ)) for col, typ in _ddl_types(SCHEMAS[name]).items()])
+
+
+def arrow_table(name: str, rows: list[tuple]):
+    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as one
+    Arrow table of its schema; a value of the wrong type raises (no silent coercion)."""
+    import pyarrow as pa
+
+    schema = arrow_schema(name)
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
 
 
 def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = None):

@@ -8,7 +8,9 @@ Out: a `FaultyObjectStore` that behaves like `ObjectStore` except for the planne
 
 Faults apply to `put`, `put_if_absent` and `put_many` (which calls `put`); keys in the plan
 are relative to the run prefix, like every key given to the store. A faulted PUT sends no
-request, so it is not counted in `stats`.
+request, so it is not counted in `stats`. On an in-memory store (`regionchaos.storage.memory`)
+a slow PUT is recorded but not slept: there is no network to be slow, and the emulation's
+clock is emulated anyway.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ class FaultyObjectStore(ObjectStore):
             delay_ms = self.plan.slow_put_ms.get(key, 0)
             if delay_ms:
                 self._record("put_slow", key, delay_ms=delay_ms)
-        if delay_ms:
+        if delay_ms and not getattr(self.client, "in_memory", False):
             time.sleep(delay_ms / 1000)  # outside the lock: slows this PUT only
 
     def _record(self, kind: str, key: str, **details: Any) -> None:

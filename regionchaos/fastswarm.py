@@ -1,0 +1,353 @@
+"""The swarm's fast path: thousands of seeds in one Spark job, judged by one GX pass.
+
+In:  a base scenario (with ``faults.swarm=true``, so each seed also draws its own fault mix),
+     a range of seeds, an optional mutant, where storage is (`StorageConfig`; None = the
+     embedded S3 server for the duration) and a SparkSession.
+Out: `fast_swarm(...) -> dict`: per seed its run id, verdict, failed and unknown invariants,
+     drawn fault mix (`Nemesis.drawn_parameters`) and replay line, plus the failing seeds,
+     the seeds that fail only a recorded finding's invariants, and wall times by phase.
+     Written under the swarm's own prefix ``swarms/SWARM_ID/`` on the store:
+     ``tables/<table>/part-NNNNN.parquet`` (every table the suites read, one file per Spark
+     partition, every row with its ``run_id``) and ``summary.json``.
+
+How (the seeds are the Spark tasks): the seed range is cut into partitions; a task runs, per
+seed, the control plane and the data plane in memory (`regionchaos.storage.memory`: the
+same emulator, dataplane and `regionchaos.tables.read_run` / `build_rows` code a deep run
+executes, on a dict instead of S3, so the rows are the deep run's rows), gathers the rows
+of all its seeds, and PUTs one Parquet file per table: no per-seed objects, no per-checkpoint
+request. The driver then reads the tables into Spark and runs `validate.gx_checks` once over
+every seed; each seed's verdict comes from GX's per-run results (`validate._check`). A seed
+whose emulation raised has no rows: it is ``unknown`` with its error, never valid.
+
+Reading the tables back: Spark here has no ``s3a://`` (hadoop-aws cannot be installed), so on
+a local master the driver downloads the parts (one GET each) to a scratch directory and reads
+it with ``spark.read.parquet``. On a cluster with hadoop-aws the parts are read in place
+(``s3a://BUCKET/swarms/SWARM_ID/tables/<table>/``): nothing passes through the driver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Iterator
+
+from . import runner
+from . import tables as tables_mod
+from .findings import meets_expectation
+from .scenario import from_dict, load
+from .storage.s3 import ObjectStore, StorageConfig
+
+SWARM_OVERRIDES = {"faults.swarm": True}
+SEEDS_PER_PARTITION = 100  # default partition size: progress every ~100 seeds, few files per table
+SWARMS_PREFIX = "swarms"
+
+
+@dataclass(frozen=True)
+class SwarmContext:
+    """What a Spark task needs to emulate its seeds (small, picklable).
+
+    ``fault_plans``: seed -> storage faults planned on that seed's in-memory store
+    (`regionchaos.storage.FaultPlan`; e.g. a crash, to see a crashed seed judged unknown)."""
+
+    scenario_ref: str
+    scenario_data: dict
+    overrides: dict
+    mutant: str | None
+    config: StorageConfig
+    swarm_prefix: str
+    fault_plans: dict = field(default_factory=dict)
+
+
+def swarm_id(scenario_ref: str, first_seed: int, seeds: int, mutant: str | None) -> str:
+    """Keyed by what the swarm is, never by the clock: a re-run overwrites the same prefix."""
+    name = os.path.splitext(os.path.basename(scenario_ref))[0]
+    digest = hashlib.sha256(json.dumps([scenario_ref, first_seed, seeds, mutant]).encode()).hexdigest()[:8]
+    return f"{name}-{mutant or 'correct'}-s{first_seed}-n{seeds}-{digest}"
+
+
+def seed_ranges(first_seed: int, seeds: int, partitions: int) -> list[range]:
+    """``seeds`` consecutive seeds from ``first_seed`` in ``partitions`` near-equal ranges."""
+    partitions = max(1, min(partitions, seeds))
+    step, extra = divmod(seeds, partitions)
+    out, start = [], first_seed
+    for i in range(partitions):
+        size = step + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+# -- Spark task ---------------------------------------------------------------------------------
+
+
+def emulate_seed(ctx: SwarmContext, seed: int) -> tuple[dict, dict[str, list[tuple]] | None]:
+    """One seed in memory: (its record, its table rows), rows None if it raised.
+
+    The record holds seed, run_id, replay, expect, drawn (fault mix), emulate_seconds, and
+    ``error`` for a crashed seed."""
+    from .emulator import Emulation  # noqa: F401 - imported before timing: the first seed pays it
+    from .nemesis import Nemesis
+    from .storage.faults import FaultyObjectStore
+    from .storage.memory import MemoryClient, MemoryStore
+
+    started = time.perf_counter()
+    record: dict[str, Any] = {"seed": seed, "run_id": None,
+                              "replay": runner.replay_line(ctx.scenario_ref, seed, ctx.overrides, ctx.mutant)}
+    try:
+        scenario = from_dict(ctx.scenario_data, {**ctx.overrides, "seed": seed})
+        run_id = runner.default_run_id(scenario, ctx.mutant)
+        record.update(run_id=run_id, expect=scenario.expect.verdict, drawn=Nemesis(scenario).drawn_parameters())
+        plan = ctx.fault_plans.get(seed)
+        if plan is None:
+            store = MemoryStore.for_run(ctx.config, run_id)
+        else:
+            store = FaultyObjectStore(ctx.config, ctx.config.run_prefix(run_id), plan, client=MemoryClient())
+        runner.prepare_run(store, scenario, run_id=run_id, mutant=ctx.mutant, replay=record["replay"])
+        runner.emulate(scenario, store=store, mutant=ctx.mutant, threads=1)
+        rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
+    except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
+        record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
+        rows = None
+    record["emulate_seconds"] = round(time.perf_counter() - started, 4)
+    return record, rows
+
+
+def emulate_partition(ctx: SwarmContext, done, crashed, index: int, seeds: Iterator[int]) -> Iterator[dict]:
+    """Spark task body: emulate a range of seeds, PUT one Parquet file per table; yields one
+    dict (the seeds' records, the parts written, seconds). ``done`` / ``crashed`` are Spark
+    accumulators the driver's progress bar reads."""
+    rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
+    records = []
+    started = time.perf_counter()
+    for seed in seeds:
+        record, seed_rows = emulate_seed(ctx, seed)
+        records.append(record)
+        if seed_rows is None:
+            crashed.add(1)
+        else:
+            for name, table_rows in seed_rows.items():
+                rows[name].extend(table_rows)
+        done.add(1)
+    emulated = time.perf_counter()
+    parts = write_parts(ctx, index, rows)
+    yield {"index": index, "records": records, "parts": parts, "rows": sum(len(r) for r in rows.values()),
+           "emulate_seconds": round(emulated - started, 3),
+           "write_seconds": round(time.perf_counter() - emulated, 3)}
+
+
+def write_parts(ctx: SwarmContext, index: int, rows: dict[str, list[tuple]], client: Any = None) -> list[str]:
+    """One Parquet file per table (`SCHEMAS`, empty ones too) under the swarm's prefix; the keys."""
+    import pyarrow.parquet as pq
+
+    from .dataplane import _cached_client
+
+    items = []
+    for name, table_rows in rows.items():
+        buffer = io.BytesIO()
+        pq.write_table(tables_mod.arrow_table(name, table_rows), buffer, compression="snappy")
+        items.append((f"tables/{name}/part-{index:05d}.parquet", buffer.getvalue()))
+    store = ObjectStore(ctx.config, ctx.swarm_prefix, client=client or _cached_client(ctx.config))
+    store.put_many(items)
+    return [key for key, _ in items]
+
+
+# -- driver -------------------------------------------------------------------------------------
+
+
+def run_job(spark, ctx: SwarmContext, ranges: list[range], *, on_progress=None) -> list[dict]:
+    """The emulation job (one task per seed range); ``on_progress(done, crashed)`` is called
+    about twice a second while it runs (from the accumulators), and once at the end."""
+    sc = spark.sparkContext
+    done, crashed = sc.accumulator(0), sc.accumulator(0)
+    rdd = sc.parallelize(ranges, len(ranges)).flatMap(lambda r: r)  # partition i = range i
+    rdd = rdd.mapPartitionsWithIndex(partial(emulate_partition, ctx, done, crashed))
+    sc.setJobDescription(f"regionchaos swarm: {sum(len(r) for r in ranges)} seeds in {len(ranges)} tasks")
+    outcome: dict[str, Any] = {}
+
+    def collect() -> None:
+        try:
+            outcome["parts"] = rdd.collect()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=collect, name="regionchaos-swarm-job", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        if on_progress is not None:
+            on_progress(done.value, crashed.value)
+    if "error" in outcome:
+        raise outcome["error"]
+    if on_progress is not None:
+        on_progress(done.value, crashed.value)
+    return sorted(outcome["parts"], key=lambda p: p["index"])
+
+
+def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
+    """The swarm's tables as Spark DataFrames (`SCHEMAS`). Local master: the parts are
+    downloaded to ``directory`` and read there; else read in place through ``s3a://``."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    if directory is None:
+        base = f"s3a://{store.config.bucket}/{store.run_prefix}tables"
+        return {name: spark.read.schema(_parse_datatype_string(ddl)).parquet(f"{base}/{name}/")
+                for name, ddl in tables_mod.SCHEMAS.items()}
+    keys = store.list_keys("tables/")
+    for key, body in store.get_many(keys).items():
+        path = os.path.join(directory, key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(body)
+    return {name: spark.read.schema(_parse_datatype_string(ddl)).parquet(os.path.join(directory, "tables", name))
+            for name, ddl in tables_mod.SCHEMAS.items()}
+
+
+def judge(spark, tables: dict, records: list[dict], total_rows: int) -> tuple[dict[str, dict], dict]:
+    """One GX pass over every seed's rows: run id -> {"checks", "verdict"}, and GX's timings.
+    A crashed seed (``error``) gets no checks and is unknown."""
+    from .validate import gx_checks, merge_verdict
+
+    run_ids = [r["run_id"] for r in records if "error" not in r]
+    per_run, timings, _ = gx_checks(spark, tables, run_ids, total_rows=total_rows) if run_ids else ({}, {}, None)
+    out = {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
+    for r in records:
+        if "error" in r:
+            out[r["run_id"] or f"seed-{r['seed']}"] = {"checks": [], "verdict": "unknown", "error": r["error"]}
+    return out, timings
+
+
+def seed_result(record: dict, judged: dict) -> dict:
+    """A seed's line in the swarm's result: record + verdict, failed and unknown invariants."""
+    res = judged[record["run_id"] or f"seed-{record['seed']}"]
+    failed = [c["name"] for c in res["checks"] if c.get("success") is False]
+    unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
+    out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn")}
+    out.update(verdict=res["verdict"], failed=failed, unknown=unknown)
+    if res.get("error"):
+        out["error"] = res["error"]
+    return out
+
+
+def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: str | None = None,
+               storage: StorageConfig | None = None, spark=None, partitions: int | None = None, console=None,
+               fault_plans: dict | None = None) -> dict:
+    """Emulate and judge ``seeds`` seeds from ``first_seed`` (see the module docstring).
+
+    Returns the swarm's result (also ``swarms/SWARM_ID/summary.json``): scenario, mutant,
+    swarm_id, judged, failing (invalid seeds not explained by a recorded finding), known_findings,
+    unknown (count), runs (per seed), rows, wall_seconds (total) and walls (by phase)."""
+    import yaml
+
+    from .scenario import catalogue, check_mutant
+
+    mutant = check_mutant(mutant)
+    load(scenario_ref, overrides=SWARM_OVERRIDES)  # a bad name or value fails here, before any work
+    path = catalogue().get(scenario_ref) or scenario_ref
+    data = yaml.safe_load(open(path).read())
+    started = time.perf_counter()
+    walls: dict[str, float] = {}
+    with runner.storage_for(storage) as config:
+        if spark is None:
+            from .spark import get_spark
+
+            spark = get_spark()
+        sid = swarm_id(scenario_ref, first_seed, seeds, mutant)
+        store = ObjectStore(config, f"{SWARMS_PREFIX}/{sid}")
+        store.check_ready()
+        store.delete_many(store.list_keys(""))  # a re-run of the same swarm replaces it
+        ctx = SwarmContext(scenario_ref, data, dict(SWARM_OVERRIDES), mutant, config, store.run_prefix,
+                           dict(fault_plans or {}))
+        partitions = partitions or max(2 * spark.sparkContext.defaultParallelism, -(-seeds // SEEDS_PER_PARTITION))
+        with _progress_bar(console, seeds) as on_progress:
+            parts = run_job(spark, ctx, seed_ranges(first_seed, seeds, partitions), on_progress=on_progress)
+        walls["emulate_job"] = round(time.perf_counter() - started, 3)
+        records = [r for p in parts for r in p["records"]]
+        total_rows = sum(p["rows"] for p in parts)
+        judged, gx_walls = _load_and_judge(spark, store, records, total_rows, walls)
+        walls.update(gx_walls)
+        runs = [seed_result(r, judged) for r in records]
+        result = _summarize(scenario_ref, data, mutant, sid, runs, store)
+        walls["in_tasks_emulate"] = round(sum(p["emulate_seconds"] for p in parts), 3)
+        walls["in_tasks_write"] = round(sum(p["write_seconds"] for p in parts), 3)
+        result.update(first_seed=first_seed, seeds=seeds, partitions=len(parts), rows=total_rows,
+                      wall_seconds=round(time.perf_counter() - started, 1), walls=walls)
+        store.put("summary.json", json.dumps(result, indent=1, sort_keys=True, default=str).encode())
+    return result
+
+
+def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: int,
+                    walls: dict) -> tuple[dict, dict]:
+    """Read the swarm's tables into Spark and judge every seed (timings into ``walls``)."""
+    started = time.perf_counter()
+    with tables_mod.spill_directory(spark) as directory:
+        tables = read_tables(spark, store, directory)
+        walls["read_tables"] = round(time.perf_counter() - started, 3)
+        started = time.perf_counter()
+        try:
+            judged, timings = judge(spark, tables, records, total_rows)
+        except Exception as exc:  # noqa: BLE001 - nothing judged: every seed unknown, never valid
+            error = f"validate failed: {type(exc).__name__}: {exc}"
+            judged = {r["run_id"] or f"seed-{r['seed']}": {"checks": [], "verdict": "unknown", "error": r.get("error", error)}
+                      for r in records}
+            timings = {}
+        walls["validate"] = round(time.perf_counter() - started, 3)
+    return judged, timings
+
+
+def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs: list[dict],
+               store: ObjectStore) -> dict:
+    """Failing seeds (with replay lines) apart from those failing only a recorded finding's
+    invariants (FINDINGS.md; the correct protocol only), as `regionchaos.swarm.swarm` does."""
+    failing, known = [], []
+    for r in runs:
+        if r["verdict"] != "invalid":
+            continue
+        row = {k: r[k] for k in ("seed", "run_id", "failed", "replay")}
+        if mutant is None:
+            scenario = from_dict(data, {**SWARM_OVERRIDES, "seed": r["seed"]})
+            if meets_expectation(scenario, r["verdict"], r["failed"], r["unknown"], must_show=False)[0]:
+                known.append(row)
+                continue
+        failing.append(row)
+    counts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
+    return {"scenario": scenario_ref, "mutant": mutant, "swarm_id": sid, "prefix": store.uri(),
+            "judged": len(runs), "verdicts": counts, "failing": failing, "known_findings": known,
+            "unknown": counts["unknown"], "runs": runs}
+
+
+class _progress_bar:
+    """A live rich bar (seeds done, seeds per second, crashed seeds so far) while the job runs;
+    the callable it yields takes (done, crashed). Without a console: no output."""
+
+    def __init__(self, console, total: int):
+        self.console, self.total = console, total
+
+    def __enter__(self):
+        if self.console is None:
+            return lambda done, crashed: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("[bold]swarm[/bold] emulating"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]} seeds/s"), TextColumn("{task.fields[crashed]}"),
+                                 TimeElapsedColumn(), console=self.console, transient=False)
+        self.progress.start()
+        self.started = time.perf_counter()
+        task = self.progress.add_task("swarm", total=self.total, rate="-", crashed="0 crashed")
+
+        def update(done: int, crashed: int) -> None:
+            rate = done / max(1e-9, time.perf_counter() - self.started)
+            self.progress.update(task, completed=done, rate=f"{rate:.1f}",
+                                 crashed=f"[{'red' if crashed else 'green'}]{crashed} crashed (unknown)")
+
+        return update
+
+    def __exit__(self, *exc):
+        if self.console is not None:
+            self.progress.stop()
+        return False

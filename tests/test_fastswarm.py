@@ -1,0 +1,86 @@
+"""The swarm's fast path (regionchaos.fastswarm): seeds emulated in memory inside Spark tasks,
+their rows written as Parquet under the swarm's prefix, one pass of the GX suites for all.
+
+The deep run and the swarm share the emulator and `tables.build_rows`; what they must not
+differ in is the rows the suites judge, so the first test compares them for one seed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from regionchaos import runner
+from regionchaos import tables as tables_mod
+from regionchaos.cli import main
+from regionchaos.fastswarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm
+from regionchaos.scenario import catalogue, from_dict
+from regionchaos.storage.faults import FaultPlan
+from regionchaos.storage.s3 import ObjectStore
+
+pytestmark = pytest.mark.spark
+
+
+def _context(config, scenario: str = "coordinator-fallback", mutant: str | None = None) -> SwarmContext:
+    data = yaml.safe_load(catalogue()[scenario].read_text())
+    return SwarmContext(scenario, data, dict(SWARM_OVERRIDES), mutant, config, "swarms/test/", {})
+
+
+def test_a_seeds_swarm_rows_equal_its_deep_run_rows(s3_server, spark):
+    """Seed 2 of coordinator-fallback with the swarm's fault mix: a global restore, discovered
+    splits, regional checkpoints. The deep run emulates into the S3 server with the data plane
+    in Spark tasks; the swarm emulates in memory. Every table's rows must be the same."""
+    ctx = _context(s3_server.config)
+    record, swarm_rows = emulate_seed(ctx, 2)
+    assert "error" not in record, record
+    scenario = from_dict(ctx.scenario_data, {**SWARM_OVERRIDES, "seed": 2})
+    run_id = runner.default_run_id(scenario, None)
+    assert record["run_id"] == run_id
+    store = ObjectStore.for_run(s3_server.config, run_id)
+    runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay=record["replay"])
+    runner.emulate(scenario, store=store, spark=spark)
+    deep_rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
+    assert set(swarm_rows) == set(deep_rows) == set(tables_mod.SCHEMAS)
+    assert sum(map(len, deep_rows.values())) > 1000  # a run with substance, not two empty tables
+    assert len(deep_rows["checkpoints"]) > 5 and deep_rows["transactions"]
+    for name in tables_mod.SCHEMAS:
+        assert sorted(map(repr, swarm_rows[name])) == sorted(map(repr, deep_rows[name])), name
+
+
+def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server, spark):
+    """Six smoke seeds, one of which cannot even record its scenario (a crash on that PUT):
+    five judged by the suites, the crashed one unknown with its error, and the tables and the
+    summary on the store under the swarm's prefix."""
+    crash = {4: FaultPlan(crash_before_key="scenario.json")}
+    result = fast_swarm("smoke", 6, first_seed=1, storage=s3_server.config, spark=spark, partitions=2,
+                        fault_plans=crash)
+    by_seed = {r["seed"]: r for r in result["runs"]}
+    assert sorted(by_seed) == [1, 2, 3, 4, 5, 6]
+    assert by_seed[4]["verdict"] == "unknown" and "InjectedCrash" in by_seed[4]["error"]
+    assert result["unknown"] == 1
+    judged = [r for s, r in by_seed.items() if s != 4]
+    assert all(r["verdict"] in ("valid", "invalid") for r in judged), judged
+    assert result["failing"] == []  # the correct protocol: nothing a finding does not declare
+    assert all(r["drawn"] for r in judged)  # each seed's own fault mix, recorded with its verdict
+    store = ObjectStore(s3_server.config, f"swarms/{result['swarm_id']}")
+    keys = store.list_keys("")
+    assert {f"tables/{t}/part-00000.parquet" for t in tables_mod.SCHEMAS} <= set(keys)
+    others = [k for k in keys if not (k.startswith("tables/") and k.endswith(".parquet")) and k != "summary.json"]
+    assert others == []  # no per-seed object layout: only the tables' parts and the summary
+    saved = json.loads(store.get("summary.json"))
+    assert saved["verdicts"] == result["verdicts"] and saved["verdicts"]["unknown"] == 1
+
+
+def test_the_cli_swarm_finds_a_mutant_through_its_invariant(s3_server, capsys):
+    """`regionchaos swarm --mutant failed-region-commits`: a failed region's sink commits what
+    the regional checkpoint does not cover; the notifications suite must catch it on some seed,
+    exit 1, and each failing seed comes with its replay line."""
+    code = main(["swarm", "--seeds", "6", "--scenario", "smoke", "--mutant", "failed-region-commits",
+                 "--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1, result["verdicts"]
+    assert result["failing"], result["verdicts"]
+    assert any("notifications" in f["failed"] for f in result["failing"]), result["failing"]
+    for f in result["failing"]:
+        assert f"--seed {f['seed']}" in f["replay"] and "--mutant failed-region-commits" in f["replay"]
