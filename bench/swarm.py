@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     record = {
         "command": " ".join(["regionchaos", *cmd[3:]]), "commit": commit, "exit": proc.returncode,
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": psutil.cpu_count(), "load_1min": round(psutil.getloadavg()[0], 2),
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": psutil.cpu_count(), "load_1min_at_end": round(psutil.getloadavg()[0], 2),
         "seeds": args.seeds, "wall_s": round(wall, 1), "seeds_per_minute": round(60 * args.seeds / wall, 1),
         "peak_rss_mib": round(peak[0]), "target_s": 600, "met": wall <= 600 and proc.returncode in (0, 1),
         "walls": result.get("walls"), "rows": result.get("rows"), "partitions": result.get("partitions"),
