@@ -4,6 +4,12 @@ fail only the invariants of recorded findings that apply to its settings
 
     .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/seeds_matrix.md
     .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs --jsonl large.jsonl
+    .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl pr.jsonl
+
+``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.fastswarm`: seeds
+as Spark tasks, in memory, one GX pass over all of a scenario's seeds) with the scenario's
+own fault settings (no per-seed fault mix); the rows are the deep run's rows
+(`tests/test_fastswarm.py`), so the verdicts are the same, minutes instead of hours.
 
 Writes a markdown table (one row per scenario) on stdout, progress on stderr, and with
 ``--jsonl`` one line per judged seed as soon as it is judged (a long matrix that is
@@ -26,6 +32,26 @@ from rich.console import Console
 from regionchaos.findings import allowed_failures, meets_expectation
 from regionchaos.scenario import catalogue, load
 from regionchaos.swarm import judge_seeds
+
+
+def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None) -> list[dict]:
+    """``seeds`` of scenario ``name`` through the swarm's fast path (consecutive runs of seeds
+    become one swarm each), scenario fault settings as written plus ``overrides``."""
+    from regionchaos.fastswarm import fast_swarm
+
+    runs, start = [], 0
+    seeds = sorted(seeds)
+    while start < len(seeds):
+        end = start + 1
+        while end < len(seeds) and seeds[end] == seeds[end - 1] + 1:
+            end += 1
+        result = fast_swarm(name, end - start, first_seed=seeds[start], overrides=overrides, mix=False,
+                            console=console, partitions=partitions and min(partitions, end - start))
+        console.print(f"{name}: {result['judged']} seeds in {result['wall_seconds']} s "
+                      f"({result['verdicts']}), swarm {result['swarm_id']}")
+        runs += result["runs"]
+        start = end
+    return runs
 
 
 POLICIES = {  # scenario overrides per policy; "flip" is the catalogue as written
@@ -96,6 +122,9 @@ def main() -> int:
     p.add_argument("--batch", type=int, default=25, help="runs judged in one pass of the suites (default %(default)s)")
     p.add_argument("--jsonl", help="append one JSON line per judged seed to this file")
     p.add_argument("--drop-runs", action="store_true", help="delete each run's objects once judged (big runs)")
+    p.add_argument("--fast", action="store_true", help="emulate through the swarm's fast path (in memory, "
+                   "seeds as Spark tasks, one GX pass per scenario)")
+    p.add_argument("--partitions", type=int, help="--fast: Spark tasks per scenario (default: the swarm's)")
     p.add_argument("--summarize", nargs="+", metavar="JSONL", help="only print the table of these --jsonl files")
     p.add_argument("--policy", choices=sorted(POLICIES), default="flip",
                    help="the regional-checkpoint rules every scenario runs under (default: flip, the FLIP as "
@@ -122,9 +151,14 @@ def main() -> int:
         own = load(name).seed  # a finding's scenario must show it on its own seed: judge that one too
         if load(name).expect.verdict == "invalid" and own not in seeds:
             seeds.append(own)
-        runs = judge_seeds(name, seeds, console=console,
-                           overrides=overrides or None, batch=args.batch, on_result=record,
-                           keep_runs=not args.drop_runs)
+        if args.fast:
+            runs = fast_seeds(name, seeds, overrides, console, args.partitions)
+            for r in runs:
+                record(r)
+        else:
+            runs = judge_seeds(name, seeds, console=console,
+                               overrides=overrides or None, batch=args.batch, on_result=record,
+                               keep_runs=not args.drop_runs)
         row, off = table_row(name, runs, time.perf_counter() - started, overrides or None)
         rows.append(row)
         bad += off

@@ -32,8 +32,10 @@ def regionchaos_swarm():
 
     `plan_batches` splits the seeds into batches (the scenario is validated once, with
     `faults.swarm` on); `run_batch` is mapped over the batches and runs the seeds of its
-    batch with `regionchaos.swarm` (run ids are keyed by scenario, seed and mutant, so a
-    retried batch re-runs the same runs); `summarize` lists the failing seeds with their
+    batch through the swarm's fast path (`regionchaos.fastswarm`: the seeds are Spark tasks
+    emulating in memory, their rows Parquet under `swarms/SWARM_ID/`, one pass of the GX
+    suites judges the batch; the swarm id is keyed by scenario, seeds and mutant, so a
+    retried batch replaces its own tables); `summarize` lists the failing seeds with their
     replay lines and fails the DAG run on any invalid or unknown seed (with a mutant: when
     no seed caught it).
     """
@@ -66,25 +68,27 @@ def regionchaos_swarm():
 
     @task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
     def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
-        """Run the seeds of one batch with `regionchaos.swarm` (one S3, one Spark session)."""
-        from regionchaos import runner
-        from regionchaos.swarm import swarm
+        """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
+        from regionchaos.fastswarm import fast_swarm, replay_deep_line
         from regionchaos_airflow.storage import resolve_storage
 
         first, count = batch["first_seed"], batch["seeds"]
         get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
-        result = swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
-                       storage=resolve_storage())
+        result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
+                            storage=resolve_storage())
         rows = []
         known = {k["seed"] for k in result.get("known_findings", [])}  # fails only a recorded finding's invariants
         for run in result["runs"]:
-            replay = runner.replay_line(batch["scenario_name"], run["seed"], {"faults.swarm": True},
-                                        batch["mutant"])
-            rows.append({**run, "replay": replay, "known_finding": run["seed"] in known})
+            row = {k: run.get(k) for k in ("seed", "run_id", "verdict", "failed", "unknown", "replay", "error")}
+            row.update(known_finding=run["seed"] in known, swarm_id=result["swarm_id"],
+                       replay_deep=replay_deep_line(result["swarm_id"], run["seed"]))
+            rows.append(row)
             if run["verdict"] != "valid":
-                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {replay}", flush=True)
-        print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} invalid, "
-              f"{result['unknown']} unknown in {result['wall_seconds']} s", flush=True)
+                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {row['replay']}; "
+                      f"deep replay: {row['replay_deep']}", flush=True)
+        print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} failing, "
+              f"{result['unknown']} unknown in {result['wall_seconds']} s; tables: {result['prefix']}tables/",
+              flush=True)
         return rows
 
     @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)

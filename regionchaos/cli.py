@@ -2,6 +2,7 @@
 
   regionchaos run --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--json]
   regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
+  regionchaos replay SWARM_ID --seed N [--json]
   regionchaos scenarios
   regionchaos mutants
 
@@ -73,6 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: max(2 x cores, seeds / 100))")
     _storage_args(p)
 
+    p = sub.add_parser("replay", help="re-run one swarm seed as a deep run and compare with the swarm",
+                       epilog=EPILOG + "; a deep run that disagrees with the swarm (verdict, failed invariants "
+                                       "or stats) exits 3")
+    p.add_argument("swarm_id", metavar="SWARM_ID", help="the swarm's id (printed by `regionchaos swarm`; its "
+                   "summary is read from --s3-endpoint, or from LOCAL_DIR/swarms/SWARM_ID/ without one)")
+    p.add_argument("--seed", type=int, required=True, help="the swarm seed to replay")
+    _storage_args(p)
+
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
     return parser
@@ -122,6 +131,27 @@ def print_summary(summary: dict, console: Console) -> None:
     console.print(f"replay: {summary['replay']}")
 
 
+def cmd_replay(args, console: Console) -> int:
+    from .replay import replay_seed
+
+    summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
+                          console=None if args.json else console)
+    if args.json:
+        print(json.dumps(summary, indent=1, sort_keys=True, default=str))
+    else:
+        print_summary(summary, console)
+    diffs = summary["replay_of"]["differences"]
+    if diffs:
+        console.print(f"[red]the deep run disagrees with swarm {escape(args.swarm_id)} on seed {args.seed}[/red] "
+                      "(a bug in the tool, not a verdict):", highlight=False)
+        for line in diffs:
+            console.print(f"  {escape(line)}", highlight=False)
+        return runner.EXIT_UNKNOWN
+    console.print(f"same verdict, failed invariants and stats as swarm {escape(args.swarm_id)} seed {args.seed}",
+                  highlight=False)
+    return runner.exit_code(summary)
+
+
 def cmd_swarm(args, console: Console) -> int:
     from .fastswarm import fast_swarm
 
@@ -132,7 +162,8 @@ def cmd_swarm(args, console: Console) -> int:
     mutant = check_mutant(args.mutant)
     load(args.scenario)  # fail fast on a bad name
     result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=mutant, storage=_storage(args),
-                        partitions=args.partitions, console=None if args.json else console)
+                        partitions=args.partitions, console=None if args.json else console,
+                        local_dir=args.local_dir)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
     else:
@@ -147,12 +178,15 @@ def print_swarm(result: dict, console: Console) -> None:
     console.print(f"swarm {result['swarm_id']}: {result['judged']} seeds judged, {len(result['failing'])} failing, "
                   f"{result['unknown']} unknown, {result['wall_seconds']} s ({rate:.1f} seeds/s end to end)")
     console.print(f"  tables: {result['prefix']}tables/  ({result['rows']} rows)")
+    if result.get("local"):
+        console.print(f"  summary (local copy, for `regionchaos replay`): {result['local']}")
     if result.get("known_findings"):
         console.print(f"  {len(result['known_findings'])} seeds fail only invariants of recorded findings "
                       "(FINDINGS.md): " + ", ".join(f"seed {k['seed']} ({', '.join(k['failed'])})"
                                                     for k in result["known_findings"][:10]))
     for failing in result["failing"]:
-        console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {escape(failing['replay'])}")
+        console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {escape(failing['replay'])}"
+                      f"\n    deep replay, compared with the swarm: {escape(failing['replay_deep'])}")
     for run in result["runs"]:
         if run["verdict"] == "unknown":
             console.print(f"  seed {run['seed']}: [yellow]unknown[/yellow] {escape(run.get('error') or '')}\n"
@@ -175,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "run":
             return cmd_run(args, console)
+        if args.command == "replay":
+            return cmd_replay(args, console)
         return cmd_swarm(args, console)
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)

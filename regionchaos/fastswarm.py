@@ -64,11 +64,17 @@ class SwarmContext:
     fault_plans: dict = field(default_factory=dict)
 
 
-def swarm_id(scenario_ref: str, first_seed: int, seeds: int, mutant: str | None) -> str:
+def swarm_id(scenario_ref: str, first_seed: int, seeds: int, mutant: str | None, overrides: dict | None = None) -> str:
     """Keyed by what the swarm is, never by the clock: a re-run overwrites the same prefix."""
     name = os.path.splitext(os.path.basename(scenario_ref))[0]
-    digest = hashlib.sha256(json.dumps([scenario_ref, first_seed, seeds, mutant]).encode()).hexdigest()[:8]
+    key = [scenario_ref, first_seed, seeds, mutant] + ([overrides] if overrides != SWARM_OVERRIDES else [])
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:8]
     return f"{name}-{mutant or 'correct'}-s{first_seed}-n{seeds}-{digest}"
+
+
+def replay_deep_line(sid: str, seed: int) -> str:
+    """The command that re-runs one swarm seed as a deep run and compares (`regionchaos.replay`)."""
+    return f"regionchaos replay {sid} --seed {seed}"
 
 
 def seed_ranges(first_seed: int, seeds: int, partitions: int) -> list[range]:
@@ -109,7 +115,8 @@ def emulate_seed(ctx: SwarmContext, seed: int) -> tuple[dict, dict[str, list[tup
         else:
             store = FaultyObjectStore(ctx.config, ctx.config.run_prefix(run_id), plan, client=MemoryClient())
         runner.prepare_run(store, scenario, run_id=run_id, mutant=ctx.mutant, replay=record["replay"])
-        runner.emulate(scenario, store=store, mutant=ctx.mutant, threads=1)
+        result, _ = runner.emulate(scenario, store=store, mutant=ctx.mutant, threads=1)
+        record["stats"] = runner.protocol_stats(result.stats)
         rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
     except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
         record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
@@ -227,7 +234,7 @@ def seed_result(record: dict, judged: dict) -> dict:
     res = judged[record["run_id"] or f"seed-{record['seed']}"]
     failed = [c["name"] for c in res["checks"] if c.get("success") is False]
     unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
-    out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn")}
+    out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn", "stats", "emulate_seconds")}
     out.update(verdict=res["verdict"], failed=failed, unknown=unknown)
     if res.get("error"):
         out["error"] = res["error"]
@@ -236,8 +243,14 @@ def seed_result(record: dict, judged: dict) -> dict:
 
 def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: str | None = None,
                storage: StorageConfig | None = None, spark=None, partitions: int | None = None, console=None,
-               fault_plans: dict | None = None) -> dict:
+               fault_plans: dict | None = None, overrides: dict | None = None, mix: bool = True,
+               local_dir: str | None = None) -> dict:
     """Emulate and judge ``seeds`` seeds from ``first_seed`` (see the module docstring).
+
+    ``overrides`` (``--set`` keys) apply to every seed; ``mix=False`` runs the scenario's own
+    fault settings on every seed instead of drawing a fault mix per seed (the seeds matrix).
+    ``local_dir``: also write the summary to ``LOCAL_DIR/swarms/SWARM_ID/summary.json`` (the
+    embedded S3 server's objects go with the process; `regionchaos replay` reads either).
 
     Returns the swarm's result (also ``swarms/SWARM_ID/summary.json``): scenario, mutant,
     swarm_id, judged, failing (invalid seeds not explained by a recorded finding), known_findings,
@@ -247,9 +260,11 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
     from .scenario import catalogue, check_mutant
 
     mutant = check_mutant(mutant)
-    load(scenario_ref, overrides=SWARM_OVERRIDES)  # a bad name or value fails here, before any work
+    overrides = {**(overrides or {}), **(SWARM_OVERRIDES if mix else {})}
+    load(scenario_ref, overrides=overrides or None)  # a bad name or value fails here, before any work
     path = catalogue().get(scenario_ref) or scenario_ref
-    data = yaml.safe_load(open(path).read())
+    with open(path) as f:
+        data = yaml.safe_load(f)
     started = time.perf_counter()
     walls: dict[str, float] = {}
     with runner.storage_for(storage) as config:
@@ -257,11 +272,11 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
             from .spark import get_spark
 
             spark = get_spark()
-        sid = swarm_id(scenario_ref, first_seed, seeds, mutant)
+        sid = swarm_id(scenario_ref, first_seed, seeds, mutant, overrides)
         store = ObjectStore(config, f"{SWARMS_PREFIX}/{sid}")
         store.check_ready()
         store.delete_many(store.list_keys(""))  # a re-run of the same swarm replaces it
-        ctx = SwarmContext(scenario_ref, data, dict(SWARM_OVERRIDES), mutant, config, store.run_prefix,
+        ctx = SwarmContext(scenario_ref, data, overrides, mutant, config, store.run_prefix,
                            dict(fault_plans or {}))
         partitions = partitions or max(2 * spark.sparkContext.defaultParallelism, -(-seeds // SEEDS_PER_PARTITION))
         with _progress_bar(console, seeds) as on_progress:
@@ -272,12 +287,19 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
         judged, gx_walls = _load_and_judge(spark, store, records, total_rows, walls)
         walls.update(gx_walls)
         runs = [seed_result(r, judged) for r in records]
-        result = _summarize(scenario_ref, data, mutant, sid, runs, store)
+        result = _summarize(scenario_ref, data, mutant, sid, runs, store, overrides)
         walls["in_tasks_emulate"] = round(sum(p["emulate_seconds"] for p in parts), 3)
         walls["in_tasks_write"] = round(sum(p["write_seconds"] for p in parts), 3)
         result.update(first_seed=first_seed, seeds=seeds, partitions=len(parts), rows=total_rows,
                       wall_seconds=round(time.perf_counter() - started, 1), walls=walls)
-        store.put("summary.json", json.dumps(result, indent=1, sort_keys=True, default=str).encode())
+        body = json.dumps(result, indent=1, sort_keys=True, default=str).encode()
+        store.put("summary.json", body)
+        if local_dir:
+            target = os.path.join(local_dir, SWARMS_PREFIX, sid)
+            os.makedirs(target, exist_ok=True)
+            with open(os.path.join(target, "summary.json"), "wb") as fh:
+                fh.write(body)
+            result["local"] = os.path.join(target, "summary.json")
     return result
 
 
@@ -301,7 +323,7 @@ def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: 
 
 
 def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs: list[dict],
-               store: ObjectStore) -> dict:
+               store: ObjectStore, overrides: dict) -> dict:
     """Failing seeds (with replay lines) apart from those failing only a recorded finding's
     invariants (FINDINGS.md; the correct protocol only), as `regionchaos.swarm.swarm` does."""
     failing, known = [], []
@@ -309,14 +331,15 @@ def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs
         if r["verdict"] != "invalid":
             continue
         row = {k: r[k] for k in ("seed", "run_id", "failed", "replay")}
+        row["replay_deep"] = replay_deep_line(sid, r["seed"])
         if mutant is None:
-            scenario = from_dict(data, {**SWARM_OVERRIDES, "seed": r["seed"]})
+            scenario = from_dict(data, {**overrides, "seed": r["seed"]})
             if meets_expectation(scenario, r["verdict"], r["failed"], r["unknown"], must_show=False)[0]:
                 known.append(row)
                 continue
         failing.append(row)
     counts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
-    return {"scenario": scenario_ref, "mutant": mutant, "swarm_id": sid, "prefix": store.uri(),
+    return {"scenario": scenario_ref, "mutant": mutant, "overrides": overrides, "swarm_id": sid, "prefix": store.uri(),
             "judged": len(runs), "verdicts": counts, "failing": failing, "known_findings": known,
             "unknown": counts["unknown"], "runs": runs}
 

@@ -31,6 +31,12 @@ EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 _VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_UNKNOWN}
 
 
+def protocol_stats(stats: dict) -> dict:
+    """What the emulation counted (checkpoints, failovers, records), without its timings: a
+    seed's swarm run and its deep replay must agree on every one of these."""
+    return {k: v for k, v in stats.items() if not k.startswith("wall_seconds")}
+
+
 def exit_code(summary: dict) -> int:
     return _VERDICT_EXIT.get(summary.get("verdict"), EXIT_UNKNOWN)
 

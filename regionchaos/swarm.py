@@ -1,4 +1,5 @@
-"""Many seeds at once: swarm testing and seed matrices.
+"""Many deep runs at once: seed matrices through the S3 layout (the swarm itself runs on the
+fast path, `regionchaos.fastswarm`).
 
 In:  a base scenario name, seeds, overrides (swarm: ``faults.swarm=true``, so each
      seed also draws which fault kinds are on and how likely), an optional mutant.
@@ -11,10 +12,7 @@ Out: per seed the verdict and failed invariants, with replay lines for the
 
 from __future__ import annotations
 
-import time
-
 from . import runner
-from .findings import meets_expectation
 from .scenario import load
 
 
@@ -67,27 +65,3 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
                     store.delete_many(store.list_keys(""))
             say(f"  judged {len(out)}/{len(seeds)} seeds of {scenario_name}")
     return out
-
-
-def swarm(scenario_name: str, seeds: int, *, first_seed: int = 1, mutant: str | None = None, storage=None,
-          console=None, spark=None) -> dict:
-    started = time.perf_counter()
-    overrides = {"faults.swarm": True}
-    runs = judge_seeds(scenario_name, range(first_seed, first_seed + seeds), overrides=overrides, mutant=mutant,
-                       storage=storage, spark=spark, console=console)
-    failing, known = [], []
-    for r in runs:
-        if r["verdict"] != "invalid":
-            continue
-        row = {k: r[k] for k in ("seed", "run_id", "failed", "replay")}
-        if mutant is None:  # the correct protocol may fail a recorded finding's invariants (FINDINGS.md)
-            sc = load(scenario_name, overrides=overrides, seed=r["seed"])
-            if meets_expectation(sc, r["verdict"], r["failed"], r["unknown"], must_show=False)[0]:
-                known.append(row)
-                continue
-        failing.append(row)
-    return {"scenario": scenario_name, "mutant": mutant, "judged": len(runs), "failing": failing,
-            "known_findings": known,
-            "unknown": sum(r["verdict"] not in ("valid", "invalid") for r in runs),
-            "wall_seconds": round(time.perf_counter() - started, 1),
-            "runs": [{k: r[k] for k in ("seed", "run_id", "verdict", "failed", "unknown")} for r in runs]}

@@ -116,6 +116,30 @@ def test_a_run_created_around_the_api_server_fails_its_first_task_naming_the_fie
     assert "regionchaos verdict" not in failed.stdout
 
 
+def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(demo, airflow_home):
+    """`airflow dags test regionchaos_swarm`: six smoke seeds in two mapped batches, each a fast
+    swarm (seeds as Spark tasks, tables under swarms/, one GX pass); with the mutant
+    failed-region-commits the run succeeds only if some seed catches it, through notifications."""
+    conf = '{"scenario": "smoke", "seeds": 6, "first_seed": 1, "batch_size": 3, "mutant": "failed-region-commits"}'
+    log = airflow_home / "swarm.log"
+    proc = subprocess.run(
+        ["bash", "-c", f"source scripts/airflow-env.sh && airflow dags test regionchaos_swarm --conf '{conf}' "
+                       f"> '{log}' 2>&1"],
+        cwd=ROOT, env=clean_env(airflow_home, REGIONCHAOS_SKIP_MIGRATE="1"), capture_output=True, text=True,
+        timeout=DEMO_TIMEOUT_S,
+    )
+    text = log.read_text()
+    assert proc.returncode == 0, text[-4000:]
+    assert re.search(r"DagRun Finished: .*state=success", text), text[-4000:]
+    batches = re.findall(r"batch \d: 3 judged, (\d) failing, 0 unknown in [\d.]+ s; tables: s3://\S+/swarms/(\S+)/tables/",
+                         text)
+    assert len(batches) == 2, text[-4000:]
+    assert sum(int(failing) for failing, _ in batches) >= 1
+    caught = re.findall(r"seed (\d): invalid \[([^\]]*)\]; replay: regionchaos run --scenario smoke --seed \1 .*"
+                        r"--mutant failed-region-commits; deep replay: regionchaos replay (\S+) --seed \1", text)
+    assert any("notifications" in failed for _, failed, _ in caught), text[-4000:]
+
+
 # -- triggers through the real api-server --------------------------------------------------
 
 MANUAL = "regionchaos_manual"

@@ -6,6 +6,8 @@ differ in is the rows the suites judge, so the first test compares them for one 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
@@ -72,15 +74,70 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
     assert saved["verdicts"] == result["verdicts"] and saved["verdicts"]["unknown"] == 1
 
 
-def test_the_cli_swarm_finds_a_mutant_through_its_invariant(s3_server, capsys):
+@pytest.fixture(scope="module")
+def mutant_swarm(s3_server, tmp_path_factory):
+    """`regionchaos swarm --mutant failed-region-commits --json` on six smoke seeds: (exit code,
+    the printed result, the local directory it mirrored the summary to)."""
+    local = tmp_path_factory.mktemp("swarm-local")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["swarm", "--seeds", "6", "--scenario", "smoke", "--mutant", "failed-region-commits",
+                     "--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket,
+                     "--local-dir", str(local), "--json"])
+    return code, json.loads(out.getvalue()), local
+
+
+def test_the_cli_swarm_finds_a_mutant_through_its_invariant(mutant_swarm):
     """`regionchaos swarm --mutant failed-region-commits`: a failed region's sink commits what
     the regional checkpoint does not cover; the notifications suite must catch it on some seed,
-    exit 1, and each failing seed comes with its replay line."""
-    code = main(["swarm", "--seeds", "6", "--scenario", "smoke", "--mutant", "failed-region-commits",
-                 "--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket, "--json"])
-    result = json.loads(capsys.readouterr().out)
+    exit 1, and each failing seed comes with its replay lines."""
+    code, result, local = mutant_swarm
     assert code == 1, result["verdicts"]
     assert result["failing"], result["verdicts"]
     assert any("notifications" in f["failed"] for f in result["failing"]), result["failing"]
     for f in result["failing"]:
         assert f"--seed {f['seed']}" in f["replay"] and "--mutant failed-region-commits" in f["replay"]
+        assert f["replay_deep"] == f"regionchaos replay {result['swarm_id']} --seed {f['seed']}"
+    assert json.loads((local / "swarms" / result["swarm_id"] / "summary.json").read_text())["runs"] == result["runs"]
+
+
+def test_a_failing_swarm_seed_replays_as_a_deep_run_with_the_same_verdict_and_stats(mutant_swarm, s3_server, capsys):
+    """`regionchaos replay SWARM_ID --seed N` on a failing seed: the deep run (S3 layout, report)
+    fails the same invariants with the same protocol stats, exit 1 (the verdict), and says so."""
+    _, result, local = mutant_swarm
+    failing = result["failing"][0]
+    swarm_run = next(r for r in result["runs"] if r["seed"] == failing["seed"])
+    assert swarm_run["stats"]["triggered"] > 0 and swarm_run["stats"]["region_failovers"] > 0
+    code = main(["replay", result["swarm_id"], "--seed", str(failing["seed"]), "--local-dir", str(local),
+                 "--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket, "--json"])
+    deep = json.loads(capsys.readouterr().out)
+    assert code == 1, deep["replay_of"]
+    assert deep["replay_of"]["differences"] == []
+    assert sorted(c["name"] for c in deep["checks"] if c["success"] is False) == sorted(failing["failed"])
+    assert {k: deep["stats"][k] for k in swarm_run["stats"]} == swarm_run["stats"]
+    assert deep["run_id"] == failing["run_id"]
+    store = ObjectStore.for_run(s3_server.config, deep["run_id"])
+    assert store.exists("report/index.html") and store.exists("scenario.json")  # the deep run's own layout
+
+
+def test_replay_reports_a_disagreement_and_bad_input(mutant_swarm, s3_server, tmp_path, capsys):
+    """A swarm record that disagrees with the deep run (its stats edited) gives exit 3 naming the
+    stat; a seed the swarm did not run and an unknown swarm id are bad input (exit 2)."""
+    _, result, _ = mutant_swarm
+    edited = json.loads(json.dumps(result))
+    seed = edited["runs"][0]["seed"]
+    edited["runs"][0]["stats"]["triggered"] += 1
+    edited_id = "edited-" + result["swarm_id"]
+    ObjectStore(s3_server.config, f"swarms/{edited_id}").put("summary.json", json.dumps(edited).encode())
+    where = ["--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket,
+             "--local-dir", str(tmp_path)]
+    code = main(["replay", edited_id, "--seed", str(seed), *where])
+    out = capsys.readouterr().out
+    assert code == 3, out
+    assert "stats.triggered" in out and "disagrees" in out
+    assert main(["replay", result["swarm_id"], "--seed", "999", *where]) == 2
+    assert "seed 999 is not in swarm" in capsys.readouterr().out
+    assert main(["replay", "no-such-swarm", "--seed", "1", *where]) == 2
+    assert "no swarm 'no-such-swarm'" in capsys.readouterr().out
+    assert main(["replay", "no-such-swarm", "--seed", "1", "--local-dir", str(tmp_path)]) == 2  # no endpoint: local
+    assert "no swarm 'no-such-swarm'" in capsys.readouterr().out

@@ -1,0 +1,98 @@
+"""Replay one swarm seed as a deep run, and say whether the two agree.
+
+In:  a swarm id (``swarms/SWARM_ID/summary.json`` on the store, or its local copy under
+     ``LOCAL_DIR/swarms/SWARM_ID/``) and one of its seeds.
+Out: `replay_seed(...) -> dict`: the deep run's summary (`regionchaos.runner.run`: S3 layout,
+     report, Data Docs) with ``replay_of``: the swarm's verdict, failed and unknown
+     invariants and protocol stats for that seed, and ``differences`` (empty when the deep
+     run reached the same verdict, the same failed and unknown invariants and the same stats).
+
+The fast path and the deep run share the emulator and `tables.build_rows`, so a difference
+is a bug in the tool, not in the protocol: the CLI reports it with exit 3 (unknown), never as
+a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import runner
+from .scenario import ScenarioError, load
+from .storage.s3 import ObjectStore, StorageConfig
+
+
+def load_swarm(swarm_id: str, *, storage: StorageConfig | None = None, local_dir: str | None = ".runs") -> dict:
+    """The swarm's summary: from the store when ``storage`` names an endpoint, else the local copy."""
+    from .fastswarm import SWARMS_PREFIX
+
+    if not swarm_id or "/" in swarm_id or swarm_id.startswith("."):
+        raise ScenarioError([("SWARM_ID", f"{swarm_id!r} is not a swarm id (e.g. smoke-correct-s1-n100-1a2b3c4d)")])
+    if storage is not None and storage.endpoint_url:
+        store = ObjectStore(storage, f"{SWARMS_PREFIX}/{swarm_id}")
+        if not store.exists("summary.json"):
+            raise ScenarioError([("SWARM_ID", f"no swarm {swarm_id!r} at {store.uri()}")])
+        return json.loads(store.get("summary.json"))
+    path = os.path.join(local_dir or ".runs", SWARMS_PREFIX, swarm_id, "summary.json")
+    if not os.path.exists(path):
+        raise ScenarioError([("SWARM_ID", f"no swarm {swarm_id!r} in {path} (a swarm on a remote store: "
+                                          "pass its --s3-endpoint and --bucket)")])
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def swarm_seed(swarm: dict, seed: int) -> dict:
+    """The swarm's record of ``seed`` (ScenarioError naming --seed if the swarm did not run it)."""
+    for run in swarm["runs"]:
+        if run["seed"] == seed:
+            return run
+    seeds = sorted(r["seed"] for r in swarm["runs"])
+    span = f"{seeds[0]}..{seeds[-1]}" if seeds else "none"
+    raise ScenarioError([("--seed", f"seed {seed} is not in swarm {swarm['swarm_id']} (its seeds: {span})")])
+
+
+def differences(swarm_run: dict, deep: dict) -> list[str]:
+    """How the deep run's summary differs from the swarm's record of the same seed: verdict,
+    failed and unknown invariants, and each protocol stat the swarm recorded."""
+    checks = deep.get("checks", [])
+    deep_failed = sorted(c["name"] for c in checks if c.get("success") is False)
+    deep_unknown = sorted(c["name"] for c in checks if c.get("success") is None)
+    out = []
+    if deep.get("verdict") != swarm_run.get("verdict"):
+        out.append(f"verdict: swarm {swarm_run.get('verdict')}, deep run {deep.get('verdict')}")
+    if deep_failed != sorted(swarm_run.get("failed") or []):
+        out.append(f"failed invariants: swarm {sorted(swarm_run.get('failed') or [])}, deep run {deep_failed}")
+    if deep_unknown != sorted(swarm_run.get("unknown") or []):
+        out.append(f"unknown invariants: swarm {sorted(swarm_run.get('unknown') or [])}, deep run {deep_unknown}")
+    stats = swarm_run.get("stats")
+    if not stats:
+        out.append("the swarm recorded no stats for this seed (it crashed, or predates stats): nothing to compare")
+    else:
+        deep_stats = deep.get("stats", {})
+        for key, value in sorted(stats.items()):
+            if deep_stats.get(key) != value:
+                out.append(f"stats.{key}: swarm {value!r}, deep run {deep_stats.get(key)!r}")
+    return out
+
+
+def replay_seed(swarm_id: str, seed: int, *, storage: StorageConfig | None = None, local_dir: str | None = ".runs",
+                console=None, spark=None) -> dict:
+    """Run ``seed`` of swarm ``swarm_id`` as a deep run (its run id, scenario, overrides and
+    mutant) and compare; see the module docstring."""
+    swarm = load_swarm(swarm_id, storage=storage, local_dir=local_dir)
+    run = swarm_seed(swarm, seed)
+    overrides: dict[str, Any] = dict(swarm.get("overrides") or {})
+    scenario = load(swarm["scenario"], overrides=overrides or None, seed=seed)
+    # the swarm judges the seed's own run only: no A/B side with regional checkpoints off
+    scenario = scenario.model_copy(update={"compare_regional_off": False})
+    if console is not None:
+        console.print(f"[bold]replay[/bold] seed {seed} of swarm {swarm_id} as a deep run "
+                      f"(swarm said: {run['verdict']}{': ' + ', '.join(run['failed']) if run.get('failed') else ''})")
+    summary = runner.run(scenario, mutant=swarm.get("mutant"), storage=storage, run_id=run.get("run_id"),
+                         spark=spark, console=console, replay=run.get("replay"), overrides=overrides,
+                         local_dir=local_dir)
+    summary["replay_of"] = {"swarm_id": swarm_id, "seed": seed, "verdict": run.get("verdict"),
+                            "failed": run.get("failed"), "unknown": run.get("unknown"), "stats": run.get("stats"),
+                            "differences": differences(run, summary)}
+    return summary
