@@ -3,6 +3,7 @@
   regionchaos run --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--json]
   regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
   regionchaos replay SWARM_ID --seed N [--json]
+  regionchaos pin --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--out FILE]
   regionchaos scenarios
   regionchaos mutants
 
@@ -82,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, required=True, help="the swarm seed to replay")
     _storage_args(p)
 
+    p = sub.add_parser("pin", help="write a scenario file with a seed's drawn faults pinned as an explicit "
+                                   "schedule (to edit or shrink a reproducer)", epilog=EPILOG)
+    p.add_argument("--scenario", required=True, help="catalogue name or a YAML path")
+    p.add_argument("--seed", type=int, help="seed (default: the scenario's)")
+    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
+                   help="override a field, as for `run` (e.g. faults.swarm=true); repeatable")
+    p.add_argument("--mutant", help="emulate this mutant while recording (the faults do not depend on it "
+                   "until the runs diverge)")
+    p.add_argument("--out", help="file to write (default: NAME-sSEED-pinned.yaml in the current directory)")
+
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
     return parser
@@ -128,7 +139,25 @@ def print_summary(summary: dict, console: Console) -> None:
     console.print(f"report: {summary['report']}")
     if summary.get("local"):
         console.print(f"report (local copy): {summary['local']}/report/index.html")
-    console.print(f"replay: {summary['replay']}")
+    console.print(f"replay: {escape(summary['replay'])}", soft_wrap=True)
+
+
+def cmd_pin(args, console: Console) -> int:
+    from .schedule import pin, to_yaml
+
+    overrides = _overrides(args.overrides)
+    mutant = check_mutant(args.mutant)
+    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    pinned, stats = pin(scenario, mutant)
+    out = args.out or f"{pinned.name}.yaml"
+    with open(out, "w") as fh:
+        fh.write(to_yaml(pinned))
+    console.print(f"pinned {len(pinned.faults.schedule or ())} faults of {scenario.name} seed {scenario.seed} "
+                  f"({stats['triggered']} checkpoints triggered, {stats['region_failovers']} region failovers) "
+                  f"into {out}", highlight=False, soft_wrap=True)
+    console.print("replay: " + escape(runner.replay_line(out, scenario.seed, None, mutant)), highlight=False,
+                  soft_wrap=True)
+    return runner.EXIT_VALID
 
 
 def cmd_replay(args, console: Console) -> int:
@@ -186,7 +215,7 @@ def print_swarm(result: dict, console: Console) -> None:
                                                     for k in result["known_findings"][:10]))
     for failing in result["failing"]:
         console.print(f"  seed {failing['seed']}: {', '.join(failing['failed'])}\n    replay: {escape(failing['replay'])}"
-                      f"\n    deep replay, compared with the swarm: {escape(failing['replay_deep'])}")
+                      f"\n    deep replay, compared with the swarm: {escape(failing['replay_deep'])}", soft_wrap=True)
     for run in result["runs"]:
         if run["verdict"] == "unknown":
             console.print(f"  seed {run['seed']}: [yellow]unknown[/yellow] {escape(run.get('error') or '')}\n"
@@ -211,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, console)
         if args.command == "replay":
             return cmd_replay(args, console)
+        if args.command == "pin":
+            return cmd_pin(args, console)
         return cmd_swarm(args, console)
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)

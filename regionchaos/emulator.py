@@ -165,6 +165,7 @@ class RunResult:
     events: list[dict]
     stats: dict[str, Any]
     drawn: dict[str, Any]
+    schedule: list[dict] | None = None  # the faults handed out, as explicit-schedule entries (if recorded)
 
 
 class Emulation:
@@ -283,7 +284,8 @@ class Emulation:
         self.log("run_finished", finished=self.stats["finished"])
         self._flush()
         self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
-        return RunResult(self.events, self.stats, self.nemesis.drawn_parameters())
+        return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
+                         list(self.nemesis.recorded) if self.nemesis.recording else None)
 
     def _rng(self, stream: int):
         return np.random.default_rng([self.sc.seed, stream, self.attempt])

@@ -56,9 +56,20 @@ class AttemptFaults:
 
 
 class Nemesis:
+    """The faults of each attempt: drawn from the seed, or read from the scenario's explicit
+    ``faults.schedule``. ``recorded`` lists every fault handed out, as schedule entries
+    (`ScheduledFault` fields), so a drawn run can be pinned (`pinned_scenario`)."""
+
     def __init__(self, scenario: Scenario):
         self.seed = scenario.seed
         self.faults = self._draw_mix(scenario.faults) if scenario.faults.swarm else scenario.faults
+        self.schedule: dict[int, list] | None = None
+        if scenario.faults.schedule is not None:
+            self.schedule = {}
+            for fault in scenario.faults.schedule:
+                self.schedule.setdefault(fault.checkpoint, []).append(fault)
+        self.recording = False  # set by `regionchaos.schedule.pin` (a drawn run's faults, to pin them)
+        self.recorded: list[dict] = []
 
     def _draw_mix(self, base: Faults) -> Faults:
         """Swarm testing: each fault kind is on with probability 1/2, at a
@@ -73,13 +84,59 @@ class Nemesis:
         return base.model_copy(update=updates)
 
     def drawn_parameters(self) -> dict:
-        return self.faults.model_dump(mode="json")
+        drawn = self.faults.model_dump(mode="json")
+        if drawn["schedule"] is None:  # drawn faults: the record as before explicit schedules existed
+            del drawn["schedule"]
+        else:
+            drawn["schedule"] = [{k: v for k, v in e.items() if v is not None} for e in drawn["schedule"]]
+        return drawn
 
     def attempt(self, index: int, tasks: list[tuple[str, int]], region_of: dict, num_regions: int,
                 taskmanagers: int, healing: bool) -> AttemptFaults:
         out = AttemptFaults(healing=healing)
         if healing:
             return out
+        if self.schedule is not None:
+            out = self._pinned(index, tasks, num_regions, taskmanagers)
+        else:
+            out = self._drawn(index, tasks, region_of, num_regions, taskmanagers)
+        if self.recording:
+            self.recorded += schedule_entries(index, out)
+        return out
+
+    def _pinned(self, index: int, tasks: list[tuple[str, int]], num_regions: int, taskmanagers: int) -> AttemptFaults:
+        """The schedule's faults of attempt ``index``; a task, region or TaskManager the job does
+        not have at that moment (after a rescale) is not hit, as a drawn fault could not hit it."""
+        out = AttemptFaults()
+        present = set(tasks)
+        for fault in (self.schedule or {}).get(index, []):
+            if fault.kind in ("decline", "timeout"):
+                task = (fault.vertex, fault.subtask)
+                if task in present and task not in out.declines and task not in out.timeouts:
+                    if fault.kind == "decline":
+                        out.declines[task] = "CHECKPOINT_DECLINED"
+                    else:
+                        out.timeouts.add(task)
+            elif fault.region is not None:
+                if fault.region < num_regions:
+                    (out.region_crashes if fault.kind == "subtask_crash" else out.recovery_failures).append(fault.region)
+            elif fault.taskmanager is not None:
+                if fault.taskmanager < taskmanagers:
+                    if fault.kind == "taskmanager_loss":
+                        out.taskmanager_losses.append(fault.taskmanager)
+                    else:
+                        (out.put_failures if fault.kind == "put_failure" else out.slow_puts).add(fault.taskmanager)
+            else:
+                setattr(out, fault.kind, True)
+        out.slow_puts -= out.put_failures
+        out.region_crashes = sorted(set(out.region_crashes))
+        out.recovery_failures = sorted(set(out.recovery_failures))
+        out.taskmanager_losses = sorted(set(out.taskmanager_losses))
+        return out
+
+    def _drawn(self, index: int, tasks: list[tuple[str, int]], region_of: dict, num_regions: int,
+               taskmanagers: int) -> AttemptFaults:
+        out = AttemptFaults()
         f = self.faults
         rng = np.random.default_rng([self.seed, _TASKS, index])
         draws = rng.random((len(tasks), 2))
@@ -119,3 +176,21 @@ class Nemesis:
         Its own stream: the other draws of the attempt do not move."""
         u = np.random.default_rng([self.seed, _RESPONSES, index]).random(len(tasks))
         return {task: int(x ** RESPONSE_TAIL * limit_ms / 2) for task, x in zip(tasks, u)}
+
+
+def schedule_entries(index: int, out: AttemptFaults) -> list[dict]:
+    """An attempt's faults as explicit-schedule entries (`regionchaos.scenario.ScheduledFault`)."""
+    entries: list[dict] = []
+    for (vertex, subtask) in sorted(out.declines):
+        entries.append({"checkpoint": index, "kind": "decline", "vertex": vertex, "subtask": subtask})
+    for (vertex, subtask) in sorted(out.timeouts):
+        entries.append({"checkpoint": index, "kind": "timeout", "vertex": vertex, "subtask": subtask})
+    for kind, regions in (("subtask_crash", out.region_crashes), ("recovery_failure", out.recovery_failures)):
+        entries += [{"checkpoint": index, "kind": kind, "region": r} for r in regions]
+    for kind, tms in (("taskmanager_loss", out.taskmanager_losses), ("put_failure", sorted(out.put_failures)),
+                      ("slow_put", sorted(out.slow_puts))):
+        entries += [{"checkpoint": index, "kind": kind, "taskmanager": tm} for tm in tms]
+    for kind in ("jobmanager_failover", "crash_before_metadata"):
+        if getattr(out, kind):
+            entries.append({"checkpoint": index, "kind": kind})
+    return entries

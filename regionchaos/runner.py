@@ -91,14 +91,16 @@ def prepare_run(store, scenario: Scenario, *, run_id: str, mutant: str | None, r
 
 
 def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None, progress=None,
-            threads: int | None = None) -> tuple[RunResult, Any]:
+            threads: int | None = None, record_schedule: bool = False) -> tuple[RunResult, Any]:
     """The deep run: control plane in the driver, data plane in Spark tasks (``spark=None``: in
-    this process; ``threads=1``: no PUT threads, for in-memory stores)."""
+    this process; ``threads=1``: no PUT threads, for in-memory stores). ``record_schedule``: the
+    result also lists every fault as explicit-schedule entries (`regionchaos.schedule.pin`)."""
     from .dataplane import PUT_THREADS, S3Persistence
 
     persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark, threads=threads or PUT_THREADS)
-    result = Emulation(scenario, persistence, mutant=mutant, progress=progress).run()
-    return result, persistence
+    emulation = Emulation(scenario, persistence, mutant=mutant, progress=progress)
+    emulation.nemesis.recording = record_schedule
+    return emulation.run(), persistence
 
 
 def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,

@@ -154,8 +154,51 @@ class FlinkConfig(_Strict):
     )
 
 
+# an explicit schedule's fault kinds -> the target each names (regionchaos.nemesis draws the same kinds)
+SCHEDULE_TARGETS: dict[str, tuple[str, ...]] = {
+    "decline": ("vertex", "subtask"), "timeout": ("vertex", "subtask"),
+    "subtask_crash": ("region",), "recovery_failure": ("region",),
+    "taskmanager_loss": ("taskmanager",), "put_failure": ("taskmanager",), "slow_put": ("taskmanager",),
+    "jobmanager_failover": (), "crash_before_metadata": (),
+}
+JOB_VERTICES = ("source", "process")  # the workload's job graph (regionchaos.emulator.job_graph)
+
+
+class ScheduledFault(_Strict):
+    """One fault of an explicit schedule: at fault-phase checkpoint attempt ``checkpoint``
+    (0-based), ``kind`` hits its target: a task (``vertex`` + ``subtask``) for decline and
+    timeout, a ``region`` for subtask_crash and recovery_failure, a ``taskmanager`` for
+    taskmanager_loss, put_failure and slow_put, nothing for jobmanager_failover and
+    crash_before_metadata."""
+
+    checkpoint: Int = Field(..., ge=0, description="fault-phase checkpoint attempt (0-based)")
+    kind: Literal["decline", "timeout", "subtask_crash", "recovery_failure", "taskmanager_loss", "put_failure",
+                  "slow_put", "jobmanager_failover", "crash_before_metadata"]
+    vertex: Literal["source", "process"] | None = None
+    subtask: Int | None = Field(None, ge=0)
+    region: Int | None = Field(None, ge=0)
+    taskmanager: Int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _target(self) -> ScheduledFault:
+        needed = SCHEDULE_TARGETS[self.kind]
+        missing = [f for f in needed if getattr(self, f) is None]
+        extra = [f for f in ("vertex", "subtask", "region", "taskmanager") if f not in needed and getattr(self, f) is not None]
+        names = f"it names {' and '.join(needed)}" if needed else "it names no target"
+        problems = [f"{f}: missing, a {self.kind} fault names {' and '.join(needed)}" for f in missing]
+        problems += [f"{f}: a {self.kind} fault takes no {f} ({names})" for f in extra]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def target(self) -> dict:
+        return {f: getattr(self, f) for f in SCHEDULE_TARGETS[self.kind]}
+
+
 class Faults(_Strict):
-    """Fault mix: probabilities per checkpoint (per subtask, region, TM or job)."""
+    """Fault mix: probabilities per checkpoint (per subtask, region, TM or job), or an explicit
+    ``schedule`` of faults that replaces the draws (the probabilities then only document the
+    mix the schedule came from)."""
 
     decline: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask declines")
     timeout: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask neither acks nor declines")
@@ -175,6 +218,9 @@ class Faults(_Strict):
     )
     heal_checkpoints: Int = Field(3, ge=1, le=1000, description="fault-free checkpoints at the end")
     swarm: Bool = Field(False, description="the seed also draws which fault kinds are on")
+    schedule: tuple[ScheduledFault, ...] | None = Field(
+        None, description="an explicit fault schedule: when set, no fault is drawn (the seed still draws "
+                          "record rates and upload times)")
 
 
 class RescaleEvent(_Strict):
@@ -246,9 +292,33 @@ class Scenario(_Strict):
         if self.faults.correlated_regions > regions:
             errors.append(f"faults.correlated_regions: {self.faults.correlated_regions} is more than the "
                           f"{regions} pipeline region(s) of the job")
+        errors += self._schedule_errors()
         if errors:
             raise ValueError("; ".join(errors))
         return self
+
+    def _schedule_errors(self) -> list[str]:
+        """A pinned schedule must fit the job: its checkpoints within the fault phase, its
+        subtasks, regions and TaskManagers within the largest the job ever has."""
+        if self.faults.schedule is None:
+            return []
+        errors = []
+        if self.faults.swarm:
+            errors.append("faults.schedule: a pinned schedule cannot be combined with faults.swarm (which draws one)")
+        p = max([self.topology.parallelism] + [e.parallelism for e in self.rescale])
+        regions = p if self.topology.partitioning == Partitioning.FORWARD else 1
+        limits = {"subtask": (p, "subtasks"), "region": (regions, "pipeline regions"),
+                  "taskmanager": (self.topology.taskmanagers, "TaskManagers")}
+        for i, fault in enumerate(self.faults.schedule):
+            if fault.checkpoint >= self.checkpoints:
+                errors.append(f"faults.schedule.{i}.checkpoint: {fault.checkpoint} is beyond the "
+                              f"{self.checkpoints} checkpoints of the fault phase")
+            for name, (limit, what) in limits.items():
+                value = getattr(fault, name)
+                if value is not None and value >= limit:
+                    errors.append(f"faults.schedule.{i}.{name}: {value} is out of range, the job has at most "
+                                  f"{limit} {what} (0 to {limit - 1})")
+        return errors
 
     # -- derived views -------------------------------------------------------
 
@@ -278,7 +348,12 @@ class Scenario(_Strict):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
+        out = self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
+        if self.faults.schedule is None:  # a drawn schedule: the dict (and the run id) as before schedules existed
+            del out["faults"]["schedule"]
+        else:  # each entry with its target only
+            out["faults"]["schedule"] = [{k: v for k, v in e.items() if v is not None} for e in out["faults"]["schedule"]]
+        return out
 
 
 # -- loading ------------------------------------------------------------------
