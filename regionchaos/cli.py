@@ -4,6 +4,7 @@
   regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
   regionchaos replay SWARM_ID --seed N [--json]
   regionchaos pin --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--out FILE]
+  regionchaos shrink --scenario NAME|PATH [--seed N] [--set ...] [--mutant NAME] [--invariant INV] [--out FILE]
   regionchaos scenarios
   regionchaos mutants
 
@@ -93,6 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "until the runs diverge)")
     p.add_argument("--out", help="file to write (default: NAME-sSEED-pinned.yaml in the current directory)")
 
+    p = sub.add_parser("shrink", help="the smallest explicit schedule (fewer faults, checkpoints, subtasks) that "
+                                      "still fails the same invariant; writes it as a scenario file",
+                       epilog="exit codes: 0 shrunk (the file fails the invariant), 2 bad input or the run does not "
+                              "fail, 3 infrastructure error")
+    p.add_argument("--scenario", required=True, help="catalogue name or a YAML path")
+    p.add_argument("--seed", type=int, help="the failing seed (default: the scenario's)")
+    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
+                   help="override a field, as for `run` (e.g. faults.swarm=true for a swarm seed); repeatable")
+    p.add_argument("--mutant", help="the mutant the run fails under")
+    p.add_argument("--invariant", help="the invariant to keep failing (default: the first the run fails)")
+    p.add_argument("--out", help="file to write (default: NAME-sSEED-shrunk.yaml in the current directory)")
+
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
     return parser
@@ -156,6 +169,37 @@ def cmd_pin(args, console: Console) -> int:
                   f"({stats['triggered']} checkpoints triggered, {stats['region_failovers']} region failovers) "
                   f"into {out}", highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, scenario.seed, None, mutant)), highlight=False,
+                  soft_wrap=True)
+    return runner.EXIT_VALID
+
+
+def cmd_shrink(args, console: Console) -> int:
+    from .scenario import INVARIANTS
+    from .schedule import to_yaml
+    from .shrink import shrink
+
+    overrides = _overrides(args.overrides)
+    mutant = check_mutant(args.mutant)
+    if args.invariant is not None and args.invariant not in INVARIANTS:
+        raise ScenarioError([("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")])
+    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    result = shrink(scenario, mutant, args.invariant, console=console)
+    shrunk = result.shrunk.model_copy(update={"name": f"{scenario.name}-s{scenario.seed}-shrunk"})
+    shrunk = shrunk.model_copy(update={"description": (
+        f"Shrunk from `{runner.replay_line(args.scenario, scenario.seed, overrides, mutant)}`: fails "
+        f"{result.invariant} ({', '.join(result.failed)}) with {len(shrunk.faults.schedule or ())} faults, "
+        f"{shrunk.checkpoints} checkpoints, parallelism {shrunk.topology.parallelism}.")})
+    text = to_yaml(shrunk)
+    out = args.out or f"{shrunk.name}.yaml"
+    with open(out, "w") as fh:
+        fh.write(text)
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+    before, after = result.rounds[0]["size"], result.rounds[-1]["size"]
+    console.print(f"shrunk {before[0]} faults / {before[1]} checkpoints / parallelism {before[2]} to "
+                  f"{after[0]} / {after[1]} / {after[2]} in {len(result.rounds) - 1} rounds ({result.judged} "
+                  f"schedules judged, {result.wall_seconds} s); still fails {result.invariant}; saved {out}",
+                  highlight=False, soft_wrap=True)
+    console.print("replay: " + escape(runner.replay_line(out, shrunk.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
     return runner.EXIT_VALID
 
@@ -242,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_replay(args, console)
         if args.command == "pin":
             return cmd_pin(args, console)
+        if args.command == "shrink":
+            return cmd_shrink(args, console)
         return cmd_swarm(args, console)
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)

@@ -1,0 +1,193 @@
+"""Shrinking: the smallest schedule that still fails the same invariant.
+
+In:  a failing run (scenario with its seed and overrides, mutant) and the invariant to keep
+     failing (default: the first invariant the run fails).
+Out: `shrink(...) -> ShrinkResult`: the shrunk scenario (an explicit ``faults.schedule``,
+     `regionchaos.schedule`) with fewer faults, checkpoints and subtasks, the rounds it took
+     and the size at each, and the invariants the shrunk run fails.
+
+How: the run's drawn faults are pinned (`regionchaos.schedule.pin`); then, round after
+round, every candidate reduction is emulated in memory (cheap: the swarm's in-memory store)
+and all of a round's candidates are judged together by one pass of the same GX suites
+(`regionchaos.fastswarm.judge`). Candidates of a round: the schedule without each of its
+chunks at every granularity (halves, quarters, ... single faults: delta debugging's
+complements, all at once since emulating is cheap and the judging pass is the fixed cost),
+fewer fault-phase checkpoints (up to the last fault), and a lower parallelism (faults on
+subtasks, regions or TaskManagers that no longer exist dropped). The smallest candidate that
+still fails the invariant wins the round; shrinking stops when no candidate does. Every step
+is a strict reduction of (faults, checkpoints, parallelism), so it terminates.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import runner
+from . import tables as tables_mod
+from .scenario import Scenario, ScenarioError, from_dict
+from .schedule import pin
+
+
+@dataclass
+class ShrinkResult:
+    original: Scenario
+    shrunk: Scenario
+    invariant: str
+    failed: list[str]
+    rounds: list[dict] = field(default_factory=list)
+    judged: int = 0
+    wall_seconds: float = 0.0
+
+
+def size(scenario: Scenario) -> tuple[int, int, int]:
+    """(faults, fault-phase checkpoints, parallelism): what shrinking reduces."""
+    return (len(scenario.faults.schedule or ()), scenario.checkpoints, scenario.topology.parallelism)
+
+
+def _with(scenario: Scenario, *, schedule: list[dict] | None = None, checkpoints: int | None = None,
+          parallelism: int | None = None) -> Scenario | None:
+    """A candidate: ``scenario`` with these changes, or None if it is not a valid scenario."""
+    data = scenario.to_dict()
+    if schedule is not None:
+        data["faults"]["schedule"] = schedule
+    if checkpoints is not None:
+        data["checkpoints"] = checkpoints
+        data["rescale"] = [e for e in data["rescale"] if e["after_checkpoint"] < checkpoints]
+        data["faults"]["schedule"] = [e for e in data["faults"]["schedule"] if e["checkpoint"] < checkpoints]
+    if parallelism is not None:
+        top = data["topology"]
+        top["parallelism"] = parallelism
+        top["taskmanagers"] = min(top["taskmanagers"], parallelism)
+        data["faults"]["correlated_regions"] = min(data["faults"]["correlated_regions"], parallelism)
+        most = max([parallelism] + [e["parallelism"] for e in data["rescale"]])
+        data["faults"]["schedule"] = [
+            e for e in data["faults"]["schedule"]
+            if e.get("subtask", 0) < most and e.get("region", 0) < most and e.get("taskmanager", 0) < top["taskmanagers"]]
+    try:
+        return from_dict(data)
+    except ScenarioError:
+        return None
+
+
+def candidates(scenario: Scenario) -> list[Scenario]:
+    """Every reduction of one round (see the module docstring), smallest first, no duplicates."""
+    schedule = scenario.to_dict()["faults"]["schedule"]
+    out: list[Scenario | None] = []
+    n = 2
+    while schedule and n <= 2 * len(schedule):
+        n = min(n, len(schedule))
+        step = -(-len(schedule) // n)
+        for i in range(0, len(schedule), step):
+            out.append(_with(scenario, schedule=schedule[:i] + schedule[i + step:]))
+        if n == len(schedule):
+            break
+        n *= 2
+    last = max((e["checkpoint"] for e in schedule), default=-1)
+    for checkpoints in sorted({last + 1, (scenario.checkpoints + last + 1) // 2, scenario.checkpoints - 1}):
+        if 1 <= checkpoints < scenario.checkpoints:
+            out.append(_with(scenario, checkpoints=checkpoints))
+    p = scenario.topology.parallelism
+    for parallelism in sorted({p // 2, p - 1}):
+        if 1 <= parallelism < p:
+            out.append(_with(scenario, parallelism=parallelism))
+    seen, unique = set(), []
+    for c in out:
+        if c is not None and c.to_dict() != scenario.to_dict():
+            key = runner.default_run_id(c, None)
+            if key not in seen:
+                seen.add(key)
+                unique.append(c)
+    return sorted(unique, key=size)
+
+
+def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
+    """Emulate each scenario in memory and judge all of them in one GX pass: per scenario
+    {"run_id", "verdict", "failed", "unknown", "error"?}."""
+    from .fastswarm import judge as judge_tables
+    from .storage.memory import MemoryStore
+
+    rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
+    records = []
+    for scenario in scenarios:
+        run_id = runner.default_run_id(scenario, mutant)
+        record: dict[str, Any] = {"run_id": run_id, "seed": scenario.seed}
+        try:
+            store = MemoryStore.for_run(None, run_id)
+            runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay="-")
+            runner.emulate(scenario, store=store, mutant=mutant, threads=1)
+            for name, table in tables_mod.build_rows(tables_mod.read_run(store, run_id)).items():
+                rows[name].extend(table)
+        except Exception as exc:  # noqa: BLE001 - a candidate that crashes is unknown, never "still failing"
+            record["error"] = f"{type(exc).__name__}: {exc}"
+        records.append(record)
+    with tempfile.TemporaryDirectory(prefix="regionchaos-shrink-") as directory:
+        tables = _frames(spark, rows, directory)
+        judged, _ = judge_tables(spark, tables, records, sum(map(len, rows.values())))
+    out = []
+    for record in records:
+        res = judged[record["run_id"]]
+        out.append({"run_id": record["run_id"], "verdict": res["verdict"],
+                    "failed": [c["name"] for c in res["checks"] if c.get("success") is False],
+                    "unknown": [c["name"] for c in res["checks"] if c.get("success") is None],
+                    **({"error": res["error"]} if res.get("error") else {})})
+    return out
+
+
+def _frames(spark, rows: dict[str, list[tuple]], directory: str) -> dict:
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import _parse_datatype_string
+
+    out = {}
+    for name, ddl in tables_mod.SCHEMAS.items():
+        path = os.path.join(directory, f"{name}.parquet")
+        pq.write_table(tables_mod.arrow_table(name, rows[name]), path)
+        out[name] = spark.read.schema(_parse_datatype_string(ddl)).parquet(path)
+    return out
+
+
+def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None = None, *, spark=None,
+           console=None, max_rounds: int = 30) -> ShrinkResult:
+    """See the module docstring. ScenarioError (field ``--seed``) if the run does not fail."""
+    say = console.print if console is not None else (lambda *a, **k: None)
+    if spark is None:
+        from .spark import get_spark
+
+        spark = get_spark()
+    started = time.perf_counter()
+    current, _ = pin(scenario, mutant)
+    first = judge(spark, [current], mutant)[0]
+    if first["verdict"] != "invalid" or (invariant is not None and invariant not in first["failed"]):
+        want = invariant or "any invariant"
+        raise ScenarioError([("--seed", f"{scenario.name} seed {scenario.seed} does not fail {want} "
+                                        f"(verdict {first['verdict']}, failed: {', '.join(first['failed']) or 'none'}): "
+                                        "nothing to shrink")])
+    invariant = invariant or first["failed"][0]
+    result = ShrinkResult(scenario, current, invariant, first["failed"], judged=1)
+    result.rounds.append({"round": 0, "size": size(current), "candidates": 1, "failed": first["failed"]})
+    say(f"shrink: {scenario.name} seed {scenario.seed} fails {invariant}; start {_describe(current)}")
+    for round_no in range(1, max_rounds + 1):
+        cands = candidates(current)
+        if not cands:
+            break
+        verdicts = judge(spark, cands, mutant)
+        result.judged += len(cands)
+        still = [(c, v) for c, v in zip(cands, verdicts) if v["verdict"] == "invalid" and invariant in v["failed"]]
+        if not still:
+            say(f"  round {round_no}: none of {len(cands)} smaller schedules fails {invariant}: done")
+            break
+        current, verdict = min(still, key=lambda cv: size(cv[0]))
+        result.shrunk, result.failed = current, verdict["failed"]
+        result.rounds.append({"round": round_no, "size": size(current), "candidates": len(cands),
+                              "failed": verdict["failed"]})
+        say(f"  round {round_no}: {len(still)} of {len(cands)} still fail {invariant}; now {_describe(current)}")
+    result.wall_seconds = round(time.perf_counter() - started, 1)
+    return result
+
+
+def _describe(scenario: Scenario) -> str:
+    faults, checkpoints, parallelism = size(scenario)
+    return f"{faults} faults, {checkpoints} checkpoints, parallelism {parallelism}"
