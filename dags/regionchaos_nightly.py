@@ -32,6 +32,16 @@ from regionchaos_airflow.params import scenario_names
             title="Scenarios",
             description="Catalogue scenarios to run (default: all of them).",
         ),
+        "swarm_seeds": Param(
+            500,
+            type="integer",
+            minimum=0,
+            maximum=100_000,
+            title="Swarm seeds",
+            description="After the matrix, this many smoke seeds (each drawing its own fault mix) on the "
+                        "swarm's fast path; the first seed comes from the run's date, so each night explores "
+                        "new seeds. 0: no swarm.",
+        ),
     },
     tags=["regionchaos", "chaos", "scheduled"],
     default_args={"owner": "regionchaos", "retries": 1, "retry_delay": timedelta(minutes=5)},
@@ -43,9 +53,11 @@ def regionchaos_nightly():
     run id by this DAG run; `run_scenario` is mapped over them: `chaos_run` emulates,
     validates and reports through `regionchaos.runner` (or, with the Variable
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
-    the cluster), then `publish_report` checks the report is in storage. `summarize`
-    fails the DAG run when a scenario expected valid is not valid, or a finding
-    (`expect: invalid`) is not invalid for the invariant it names.
+    the cluster), then `publish_report` checks the report is in storage. `swarm_sample`
+    judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.fastswarm`).
+    `summarize` fails the DAG run when a scenario expected valid is not valid, a finding
+    (`expect: invalid`) is not invalid for the invariant it names, or a swarm seed is
+    invalid (beyond a recorded finding's invariants) or unknown.
     """
 
     @task
@@ -73,23 +85,47 @@ def regionchaos_nightly():
         """Emulate, validate and publish the report of one scenario."""
         return add_scenario_run(entry)
 
+    @task(execution_timeout=timedelta(hours=2), multiple_outputs=False)
+    def swarm_sample() -> dict[str, Any]:
+        """`swarm_seeds` smoke seeds on the fast path, first seed from the run's date."""
+        from regionchaos.fastswarm import fast_swarm
+        from regionchaos_airflow.runs import dated_first_seed, swarm_rows
+        from regionchaos_airflow.storage import resolve_storage
+
+        context = get_current_context()
+        seeds = context["params"]["swarm_seeds"]
+        if not seeds:
+            return {"seeds": 0, "rows": []}
+        dag_run = context["dag_run"]
+        first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
+        result = fast_swarm("smoke", seeds, first_seed=first, storage=resolve_storage())
+        print(f"swarm {result['swarm_id']}: {result['judged']} seeds, {result['verdicts']}, "
+              f"{len(result['failing'])} failing, {result['wall_seconds']} s", flush=True)
+        return {"seeds": seeds, "rows": swarm_rows(result)}
+
     @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
-    def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
-        """Fail when a scenario is not as expected (a missing row counts as a failure)."""
+    def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
+                  swarm: dict[str, Any] | None) -> dict[str, Any]:
+        """Fail when a scenario is not as expected (a missing row counts as a failure) or
+        the swarm sample has an unexplained invalid, unknown or missing seed."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from regionchaos_airflow.runs import judge_nightly
+        from regionchaos_airflow.runs import judge_nightly, judge_swarm
 
         rows = [row for row in rows if row]
         for row in rows:
             print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
         problems = judge_nightly(plan, rows)
+        if swarm is None:
+            problems.append("swarm sample: no result (its task failed)")
+        elif swarm["seeds"]:
+            problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])]
         if problems:
             raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
         return {"runs": len(rows), "problems": []}
 
     plan = plan_runs()
-    summarize(plan, run_scenario.expand(entry=plan))
+    summarize(plan, run_scenario.expand(entry=plan), swarm_sample())
 
 
 regionchaos_nightly()

@@ -14,8 +14,6 @@ from airflow.sdk import TriggerRule, dag, get_current_context, task
 
 from regionchaos_airflow.params import swarm_params
 
-SEED_STRIDE = 1_000_000  # derived first seed: YYYYMMDD * SEED_STRIDE (exact in the form)
-
 
 @dag(
     dag_id="regionchaos_swarm",
@@ -47,6 +45,7 @@ def regionchaos_swarm():
 
         from regionchaos.scenario import check_mutant, load
         from regionchaos_airflow.params import check_swarm_conf
+        from regionchaos_airflow.runs import dated_first_seed
 
         context = get_current_context()
         params, dag_run = context["params"], context["dag_run"]
@@ -57,8 +56,7 @@ def regionchaos_swarm():
         mutant = check_mutant(params["mutant"])
         first = params["first_seed"]
         if first is None:
-            when = dag_run.logical_date or dag_run.run_after
-            first = int(when.strftime("%Y%m%d")) * SEED_STRIDE
+            first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
         size, total = params["batch_size"], params["seeds"]
         return [
             {"batch": i // size, "scenario_name": scenario.name, "first_seed": first + i,
@@ -69,23 +67,19 @@ def regionchaos_swarm():
     @task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
     def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
         """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
-        from regionchaos.fastswarm import fast_swarm, replay_deep_line
+        from regionchaos.fastswarm import fast_swarm
+        from regionchaos_airflow.runs import swarm_rows
         from regionchaos_airflow.storage import resolve_storage
 
         first, count = batch["first_seed"], batch["seeds"]
         get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
         result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
                             storage=resolve_storage())
-        rows = []
-        known = {k["seed"] for k in result.get("known_findings", [])}  # fails only a recorded finding's invariants
-        for run in result["runs"]:
-            row = {k: run.get(k) for k in ("seed", "run_id", "verdict", "failed", "unknown", "replay", "error")}
-            row.update(known_finding=run["seed"] in known, swarm_id=result["swarm_id"],
-                       replay_deep=replay_deep_line(result["swarm_id"], run["seed"]))
-            rows.append(row)
+        rows = swarm_rows(result)
+        for run in rows:
             if run["verdict"] != "valid":
-                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {row['replay']}; "
-                      f"deep replay: {row['replay_deep']}", flush=True)
+                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {run['replay']}; "
+                      f"deep replay: {run['replay_deep']}", flush=True)
         print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} failing, "
               f"{result['unknown']} unknown in {result['wall_seconds']} s; tables: {result['prefix']}tables/",
               flush=True)

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import pendulum
 import pytest
 
 from tests.airflow_env import ROOT  # noqa: E402  (sets up Airflow before it is imported)
@@ -23,7 +24,7 @@ from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
 
 from regionchaos.scenario import MUTANTS, ScenarioError, catalogue  # noqa: E402
 from regionchaos_airflow import params as form  # noqa: E402
-from regionchaos_airflow.runs import judge_nightly, judge_swarm, run_key  # noqa: E402
+from regionchaos_airflow.runs import dated_first_seed, judge_nightly, judge_swarm, run_key, swarm_rows  # noqa: E402
 
 SPARK_VAR = "AIRFLOW_VAR_REGIONCHAOS_SPARK_CONN_ID"
 DAG_IDS = {"regionchaos_manual", "regionchaos_nightly", "regionchaos_swarm"}
@@ -294,10 +295,12 @@ def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     dag = dagbag.dags["regionchaos_nightly"]
     assert dag.schedule == "@daily"
     assert {t.task_id for t in dag.tasks} == {
-        "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "summarize"}
+        "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "swarm_sample", "summarize"}
     assert edges(dag) >= {("plan_runs", "run_scenario.chaos_run"),
                           ("run_scenario.chaos_run", "run_scenario.publish_report"),
-                          ("run_scenario.publish_report", "summarize"), ("plan_runs", "summarize")}
+                          ("run_scenario.publish_report", "summarize"), ("plan_runs", "summarize"),
+                          ("swarm_sample", "summarize")}
+    assert dag.params["swarm_seeds"] == 500
     group = dag.task_group_dict["run_scenario"]
     assert type(group).__name__ == "MappedTaskGroup"
     for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
@@ -344,6 +347,19 @@ def test_swarm_graph_maps_over_seed_batches(dagbag):
     assert isinstance(run_batch, MappedOperator)
     assert dag.get_task("summarize").trigger_rule == "all_done"
     assert dag.params["scenario"] == "smoke"
+
+
+def test_swarm_rows_mark_known_findings_and_carry_replay_lines():
+    result = {"swarm_id": "smoke-correct-s1-n2-abc", "known_findings": [{"seed": 2}],
+              "runs": [{"seed": 1, "run_id": "r1", "verdict": "valid", "failed": [], "unknown": [], "replay": "x1"},
+                       {"seed": 2, "run_id": "r2", "verdict": "invalid", "failed": ["flip_bounds"], "unknown": [],
+                        "replay": "x2"}]}
+    rows = swarm_rows(result)
+    assert [r["known_finding"] for r in rows] == [False, True]
+    assert rows[1]["replay_deep"] == "regionchaos replay smoke-correct-s1-n2-abc --seed 2"
+    assert judge_swarm(rows, mutant=None, seeds=2) == []
+    assert judge_swarm(rows[:1] + [{**rows[1], "known_finding": False}], mutant=None, seeds=2)
+    assert dated_first_seed(pendulum.datetime(2026, 11, 23)) == 20261123 * 1_000_000
 
 
 def test_swarm_judgement():

@@ -84,6 +84,30 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
     return problems
 
 
+SEED_STRIDE = 1_000_000  # a scheduled swarm's first seed: YYYYMMDD * SEED_STRIDE (new seeds every day)
+
+
+def dated_first_seed(when) -> int:
+    """The first seed of a swarm scheduled at ``when`` (a datetime): each day explores new seeds."""
+    return int(when.strftime("%Y%m%d")) * SEED_STRIDE
+
+
+def swarm_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per seed of a fast swarm's result (`regionchaos.fastswarm.fast_swarm`): verdict,
+    failed and unknown invariants, replay lines, and ``known_finding`` for a seed that fails only
+    the invariants of recorded findings (`judge_swarm` does not count those)."""
+    from regionchaos.fastswarm import replay_deep_line
+
+    known = {k["seed"] for k in result.get("known_findings", [])}
+    rows = []
+    for run in result["runs"]:
+        row = {k: run.get(k) for k in ("seed", "run_id", "verdict", "failed", "unknown", "replay", "error")}
+        row.update(known_finding=run["seed"] in known, swarm_id=result["swarm_id"],
+                   replay_deep=replay_deep_line(result["swarm_id"], run["seed"]))
+        rows.append(row)
+    return rows
+
+
 def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -> list[str]:
     """Problems of a swarm run: unknown verdicts and missing seeds always; invalid seeds
     without a mutant (unless marked ``known_finding``: they fail only invariants of recorded
