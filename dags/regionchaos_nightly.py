@@ -110,9 +110,9 @@ def regionchaos_nightly():
         the swarm sample has an unexplained invalid, unknown or missing seed."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from regionchaos_airflow.runs import judge_nightly, judge_swarm
+        from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows
 
-        rows = [row for row in rows if row]
+        rows = mapped_rows(rows)
         for row in rows:
             print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
         problems = judge_nightly(plan, rows)

@@ -24,7 +24,8 @@ from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
 
 from regionchaos.scenario import MUTANTS, ScenarioError, catalogue  # noqa: E402
 from regionchaos_airflow import params as form  # noqa: E402
-from regionchaos_airflow.runs import dated_first_seed, judge_nightly, judge_swarm, run_key, swarm_rows  # noqa: E402
+from regionchaos_airflow.runs import (  # noqa: E402
+    dated_first_seed, judge_nightly, judge_swarm, mapped_rows, run_key, swarm_rows)
 
 SPARK_VAR = "AIRFLOW_VAR_REGIONCHAOS_SPARK_CONN_ID"
 DAG_IDS = {"regionchaos_manual", "regionchaos_nightly", "regionchaos_swarm"}
@@ -347,6 +348,13 @@ def test_swarm_graph_maps_over_seed_batches(dagbag):
     assert isinstance(run_batch, MappedOperator)
     assert dag.get_task("summarize").trigger_rule == "all_done"
     assert dag.params["scenario"] == "smoke"
+
+
+def test_a_nightly_of_one_scenario_still_gets_a_list_of_rows():
+    row = {"run_id": "a", "scenario": "smoke", "verdict": "valid", "failed": []}
+    assert mapped_rows(row) == [row]  # Airflow unpacks a group mapped once (apache/airflow#69036)
+    assert mapped_rows([row, None, row]) == [row, row]
+    assert mapped_rows(None) == []
 
 
 def test_swarm_rows_mark_known_findings_and_carry_replay_lines():

@@ -84,6 +84,17 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
     return problems
 
 
+def mapped_rows(value: Any) -> list[dict[str, Any]]:
+    """The rows a mapped task group hands downstream, as a list. Airflow 3 unpacks the output of
+    a group mapped once (apache/airflow#69036, #59008): a nightly of one scenario would get
+    that scenario's row, a dict, instead of a list of one row."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [value]
+    return [row for row in value if row]
+
+
 SEED_STRIDE = 1_000_000  # a scheduled swarm's first seed: YYYYMMDD * SEED_STRIDE (new seeds every day)
 
 
