@@ -34,19 +34,22 @@ from regionchaos.scenario import catalogue, load
 from regionchaos.swarm import judge_seeds
 
 
-def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None) -> list[dict]:
-    """``seeds`` of scenario ``name`` through the swarm's fast path (consecutive runs of seeds
-    become one swarm each), scenario fault settings as written plus ``overrides``."""
+def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None,
+               batch: int) -> list[dict]:
+    """``seeds`` of scenario ``name`` through the swarm's fast path (consecutive seeds, at most
+    ``batch`` of them, become one swarm each: one GX pass), scenario fault settings as written
+    plus ``overrides``. Each swarm's summary stays in ``.runs/swarms/`` (errors of unknown checks)."""
     from regionchaos.fastswarm import fast_swarm
 
     runs, start = [], 0
     seeds = sorted(seeds)
     while start < len(seeds):
         end = start + 1
-        while end < len(seeds) and seeds[end] == seeds[end - 1] + 1:
+        while end < len(seeds) and seeds[end] == seeds[end - 1] + 1 and end - start < batch:
             end += 1
         result = fast_swarm(name, end - start, first_seed=seeds[start], overrides=overrides, mix=False,
-                            console=console, partitions=partitions and min(partitions, end - start))
+                            console=console, partitions=partitions and min(partitions, end - start),
+                            local_dir=".runs")
         console.print(f"{name}: {result['judged']} seeds in {result['wall_seconds']} s "
                       f"({result['verdicts']}), swarm {result['swarm_id']}")
         runs += result["runs"]
@@ -119,7 +122,8 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--scenarios", help="comma-separated names (default: the catalogue minus large)")
     p.add_argument("--first-seed", type=int, default=1)
-    p.add_argument("--batch", type=int, default=25, help="runs judged in one pass of the suites (default %(default)s)")
+    p.add_argument("--batch", type=int, default=25, help="runs judged in one pass of the suites (default %(default)s; "
+                   "with --fast, seeds per swarm)")
     p.add_argument("--jsonl", help="append one JSON line per judged seed to this file")
     p.add_argument("--drop-runs", action="store_true", help="delete each run's objects once judged (big runs)")
     p.add_argument("--fast", action="store_true", help="emulate through the swarm's fast path (in memory, "
@@ -143,6 +147,7 @@ def main() -> int:
         def record(result: dict, name: str = name, started: float = started) -> None:
             if args.jsonl:
                 keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "unknown")}
+                keep.update({k: result[k] for k in ("unknown_errors", "error") if result.get(k)})
                 keep.update(scenario=name, policy=args.policy, elapsed_s=round(time.perf_counter() - started, 1))
                 with open(args.jsonl, "a") as f:
                     f.write(json.dumps(keep, sort_keys=True) + "\n")
@@ -152,7 +157,7 @@ def main() -> int:
         if load(name).expect.verdict == "invalid" and own not in seeds:
             seeds.append(own)
         if args.fast:
-            runs = fast_seeds(name, seeds, overrides, console, args.partitions)
+            runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch)
             for r in runs:
                 record(r)
         else:

@@ -236,6 +236,8 @@ def seed_result(record: dict, judged: dict) -> dict:
     unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
     out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn", "stats", "emulate_seconds")}
     out.update(verdict=res["verdict"], failed=failed, unknown=unknown)
+    if unknown:  # why each unknown check has no result (a rule's error, "no result", not evaluable)
+        out["unknown_errors"] = {c["name"]: c.get("error") for c in res["checks"] if c.get("success") is None}
     if res.get("error"):
         out["error"] = res["error"]
     return out
