@@ -7,7 +7,8 @@ Out: the faults of that attempt: which tasks decline or stay silent, region
      during recovery. Nothing depends on wall time or on earlier draws: attempt
      ``i`` always draws from ``default_rng([seed, STREAM, i])``, so a seed
      replays bit for bit (TigerBeetle VOPR style). In swarm mode the seed also
-     draws which fault kinds are on and how likely each is.
+     draws which fault kinds are on and how likely each is. A scenario with an
+     explicit ``faults.schedule`` draws no fault: each attempt gets the schedule's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .scenario import Faults, Scenario
+from .scenario import Faults, Scenario, schedule_dicts
 
 _SWARM, _TASKS, _REGIONS, _TMS, _JOB = 1, 2, 3, 4, 5
 _RESPONSES = 8  # streams 6 and 7 are the workload's (emulator.py)
@@ -58,7 +59,8 @@ class AttemptFaults:
 class Nemesis:
     """The faults of each attempt: drawn from the seed, or read from the scenario's explicit
     ``faults.schedule``. ``recorded`` lists every fault handed out, as schedule entries
-    (`ScheduledFault` fields), so a drawn run can be pinned (`pinned_scenario`)."""
+    (`ScheduledFault` fields) while ``recording``, so a drawn run can be pinned
+    (`regionchaos.schedule.pin`)."""
 
     def __init__(self, scenario: Scenario):
         self.seed = scenario.seed
@@ -88,7 +90,7 @@ class Nemesis:
         if drawn["schedule"] is None:  # drawn faults: the record as before explicit schedules existed
             del drawn["schedule"]
         else:
-            drawn["schedule"] = [{k: v for k, v in e.items() if v is not None} for e in drawn["schedule"]]
+            drawn["schedule"] = schedule_dicts(drawn["schedule"])
         return drawn
 
     def attempt(self, index: int, tasks: list[tuple[str, int]], region_of: dict, num_regions: int,

@@ -161,7 +161,6 @@ SCHEDULE_TARGETS: dict[str, tuple[str, ...]] = {
     "taskmanager_loss": ("taskmanager",), "put_failure": ("taskmanager",), "slow_put": ("taskmanager",),
     "jobmanager_failover": (), "crash_before_metadata": (),
 }
-JOB_VERTICES = ("source", "process")  # the workload's job graph (regionchaos.emulator.job_graph)
 
 
 class ScheduledFault(_Strict):
@@ -191,8 +190,10 @@ class ScheduledFault(_Strict):
             raise ValueError("; ".join(problems))
         return self
 
-    def target(self) -> dict:
-        return {f: getattr(self, f) for f in SCHEDULE_TARGETS[self.kind]}
+
+def schedule_dicts(entries: list[dict] | None) -> list[dict] | None:
+    """Dumped schedule entries with their target fields only (None: no schedule)."""
+    return None if entries is None else [{k: v for k, v in e.items() if v is not None} for e in entries]
 
 
 class Faults(_Strict):
@@ -351,8 +352,8 @@ class Scenario(_Strict):
         out = self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
         if self.faults.schedule is None:  # a drawn schedule: the dict (and the run id) as before schedules existed
             del out["faults"]["schedule"]
-        else:  # each entry with its target only
-            out["faults"]["schedule"] = [{k: v for k, v in e.items() if v is not None} for e in out["faults"]["schedule"]]
+        else:
+            out["faults"]["schedule"] = schedule_dicts(out["faults"]["schedule"])
         return out
 
 

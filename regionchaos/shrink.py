@@ -64,9 +64,10 @@ def _with(scenario: Scenario, *, schedule: list[dict] | None = None, checkpoints
         top["taskmanagers"] = min(top["taskmanagers"], parallelism)
         data["faults"]["correlated_regions"] = min(data["faults"]["correlated_regions"], parallelism)
         most = max([parallelism] + [e["parallelism"] for e in data["rescale"]])
+        regions = most if top["partitioning"] == "forward" else 1
         data["faults"]["schedule"] = [
             e for e in data["faults"]["schedule"]
-            if e.get("subtask", 0) < most and e.get("region", 0) < most and e.get("taskmanager", 0) < top["taskmanagers"]]
+            if e.get("subtask", 0) < most and e.get("region", 0) < regions and e.get("taskmanager", 0) < top["taskmanagers"]]
     try:
         return from_dict(data)
     except ScenarioError:
