@@ -92,6 +92,20 @@ def seed_ranges(first_seed: int, seeds: int, partitions: int) -> list[range]:
 # -- Spark task ---------------------------------------------------------------------------------
 
 
+def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str = "-",
+                      record_schedule: bool = False, rows: bool = True):
+    """Emulate ``scenario`` on an in-memory store (``store``, or a fresh `MemoryStore` under its
+    default run id): (the `RunResult`, its table rows, or None without ``rows``). The swarm, the
+    shrinker and `regionchaos.schedule.pin` share it."""
+    from .storage.memory import MemoryStore
+
+    run_id = runner.default_run_id(scenario, mutant)
+    store = store if store is not None else MemoryStore.for_run(None, run_id)
+    runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+    result, _ = runner.emulate(scenario, store=store, mutant=mutant, threads=1, record_schedule=record_schedule)
+    return result, tables_mod.build_rows(tables_mod.read_run(store, run_id)) if rows else None
+
+
 def emulate_seed(ctx: SwarmContext, seed: int) -> tuple[dict, dict[str, list[tuple]] | None]:
     """One seed in memory: (its record, its table rows), rows None if it raised.
 
@@ -114,10 +128,8 @@ def emulate_seed(ctx: SwarmContext, seed: int) -> tuple[dict, dict[str, list[tup
             store = MemoryStore.for_run(ctx.config, run_id)
         else:
             store = FaultyObjectStore(ctx.config, ctx.config.run_prefix(run_id), plan, client=MemoryClient())
-        runner.prepare_run(store, scenario, run_id=run_id, mutant=ctx.mutant, replay=record["replay"])
-        result, _ = runner.emulate(scenario, store=store, mutant=ctx.mutant, threads=1)
+        result, rows = emulate_in_memory(scenario, ctx.mutant, store=store, replay=record["replay"])
         record["stats"] = runner.protocol_stats(result.stats)
-        rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
     except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
         record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
         rows = None
@@ -211,6 +223,13 @@ def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
             fh.write(body)
+    return read_local_tables(spark, directory)
+
+
+def read_local_tables(spark, directory: str) -> dict:
+    """``DIRECTORY/tables/<table>/*.parquet`` as Spark DataFrames of their `SCHEMAS`."""
+    from pyspark.sql.types import _parse_datatype_string
+
     return {name: spark.read.schema(_parse_datatype_string(ddl)).parquet(os.path.join(directory, "tables", name))
             for name, ddl in tables_mod.SCHEMAS.items()}
 

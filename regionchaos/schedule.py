@@ -25,12 +25,9 @@ from .scenario import Scenario, from_dict
 
 
 def _emulate_in_memory(scenario: Scenario, mutant: str | None, record: bool):
-    from .storage.memory import MemoryStore
+    from .fastswarm import emulate_in_memory
 
-    run_id = runner.default_run_id(scenario, mutant)
-    store = MemoryStore.for_run(None, run_id)
-    result, _ = runner.emulate(scenario, store=store, mutant=mutant, threads=1, record_schedule=record)
-    return result
+    return emulate_in_memory(scenario, mutant, record_schedule=record, rows=False)[0]
 
 
 def pin(scenario: Scenario, mutant: str | None = None, *, name: str | None = None,

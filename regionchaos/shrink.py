@@ -108,26 +108,26 @@ def candidates(scenario: Scenario) -> list[Scenario]:
 def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
     """Emulate each scenario in memory and judge all of them in one GX pass: per scenario
     {"run_id", "verdict", "failed", "unknown", "error"?}."""
+    import pyarrow.parquet as pq
+
+    from .fastswarm import emulate_in_memory, read_local_tables
     from .fastswarm import judge as judge_tables
-    from .storage.memory import MemoryStore
 
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
     records = []
     for scenario in scenarios:
-        run_id = runner.default_run_id(scenario, mutant)
-        record: dict[str, Any] = {"run_id": run_id, "seed": scenario.seed}
+        record: dict[str, Any] = {"run_id": runner.default_run_id(scenario, mutant), "seed": scenario.seed}
         try:
-            store = MemoryStore.for_run(None, run_id)
-            runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay="-")
-            runner.emulate(scenario, store=store, mutant=mutant, threads=1)
-            for name, table in tables_mod.build_rows(tables_mod.read_run(store, run_id)).items():
+            for name, table in emulate_in_memory(scenario, mutant)[1].items():
                 rows[name].extend(table)
         except Exception as exc:  # noqa: BLE001 - a candidate that crashes is unknown, never "still failing"
             record["error"] = f"{type(exc).__name__}: {exc}"
         records.append(record)
     with tempfile.TemporaryDirectory(prefix="regionchaos-shrink-") as directory:
-        tables = _frames(spark, rows, directory)
-        judged, _ = judge_tables(spark, tables, records, sum(map(len, rows.values())))
+        for name in tables_mod.SCHEMAS:
+            os.makedirs(os.path.join(directory, "tables", name))
+            pq.write_table(tables_mod.arrow_table(name, rows[name]), os.path.join(directory, "tables", name, "part.parquet"))
+        judged, _ = judge_tables(spark, read_local_tables(spark, directory), records, sum(map(len, rows.values())))
     out = []
     for record in records:
         res = judged[record["run_id"]]
@@ -135,18 +135,6 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
                     "failed": [c["name"] for c in res["checks"] if c.get("success") is False],
                     "unknown": [c["name"] for c in res["checks"] if c.get("success") is None],
                     **({"error": res["error"]} if res.get("error") else {})})
-    return out
-
-
-def _frames(spark, rows: dict[str, list[tuple]], directory: str) -> dict:
-    import pyarrow.parquet as pq
-    from pyspark.sql.types import _parse_datatype_string
-
-    out = {}
-    for name, ddl in tables_mod.SCHEMAS.items():
-        path = os.path.join(directory, f"{name}.parquet")
-        pq.write_table(tables_mod.arrow_table(name, rows[name]), path)
-        out[name] = spark.read.schema(_parse_datatype_string(ddl)).parquet(path)
     return out
 
 
