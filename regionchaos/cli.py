@@ -5,6 +5,7 @@
   regionchaos replay SWARM_ID --seed N [--json]
   regionchaos pin --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--out FILE]
   regionchaos shrink --scenario NAME|PATH [--seed N] [--set ...] [--mutant NAME] [--invariant INV] [--out FILE]
+  regionchaos study [--policies ...] [--probabilities ...] [--parallelism ...] [--seeds N] [--checkpoints N]
   regionchaos scenarios
   regionchaos mutants
 
@@ -36,6 +37,18 @@ def _overrides(pairs: list[str]) -> dict:
             raise ScenarioError([("--set", f"expected KEY=VALUE, got {pair!r}")])
         out[key.strip()] = parse_value(value)
     return out
+
+
+def _csv(kind):
+    """An argparse type: a comma-separated list of ``kind``."""
+    def parse(text: str) -> tuple:
+        try:
+            return tuple(kind(x.strip()) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {kind.__name__} values, got {text!r}") from None
+
+    parse.__name__ = f"list of {kind.__name__}"
+    return parse
 
 
 def _storage_args(p: argparse.ArgumentParser) -> None:
@@ -105,6 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mutant", help="the mutant the run fails under")
     p.add_argument("--invariant", help="the invariant to keep failing (default: the first the run fails)")
     p.add_argument("--out", help="file to write (default: NAME-sSEED-shrunk.yaml in the current directory)")
+
+    p = sub.add_parser("study", help="global vs regional checkpoints: the same seeds under each policy, swept over "
+                       "failure probability and parallelism; one HTML page of plots and a table",
+                       epilog="exit codes: 0 every run measured, 2 bad input, 3 a run raised or storage failed")
+    p.add_argument("--policies", type=_csv(str), help="comma-separated, from: global, regional (FLIP tier 2), "
+                   "keep-forcing, pr (default: all four)")
+    p.add_argument("--probabilities", type=_csv(float),
+                   help="per-task checkpoint failure probabilities (default 0.0001,0.001,0.01,0.05)")
+    p.add_argument("--parallelism", type=_csv(int), help="subtasks per vertex (default 16,64,256,1024; up to 8192, "
+                   "each 4096 run takes about a minute)")
+    p.add_argument("--seeds", type=int, help="seeds per cell, the same under every policy (default 2)")
+    p.add_argument("--first-seed", type=int, help="first seed (default 1)")
+    p.add_argument("--checkpoints", type=int, help="checkpoints per run (default 20)")
+    p.add_argument("--crash", type=float, help="per region and checkpoint: probability of a region failover "
+                   "(default 0.002)")
+    _storage_args(p)
 
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
@@ -246,6 +275,30 @@ def cmd_swarm(args, console: Console) -> int:
     return runner.EXIT_INVALID if result["failing"] else runner.EXIT_VALID
 
 
+def cmd_study(args, console: Console) -> int:
+    from .study import plan_from_options, run_study
+
+    plan = plan_from_options(policies=args.policies, probabilities=args.probabilities, parallelism=args.parallelism,
+                             seeds=args.seeds, first_seed=args.first_seed, checkpoints=args.checkpoints,
+                             crash=args.crash)
+    console.print(f"study: {len(plan.cells())} runs ({', '.join(plan.policies)}; p in {list(plan.probabilities)}; "
+                  f"parallelism {list(plan.parallelism)}; {plan.seeds} seeds x {plan.checkpoints} checkpoints)")
+    result = run_study(plan, storage=_storage(args), console=None if args.json else console, local_dir=args.local_dir)
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if k != "cells"}, indent=1, sort_keys=True, default=str))
+    else:
+        console.print(f"study {result['study_id']}: {len(result['cells'])} runs in {result['wall_seconds']} s, "
+                      f"{result['errors']} raised")
+        console.print(f"  page: {result['uri']}")
+        if result.get("local"):
+            console.print(f"  local copy: {result['local']}")
+        for row in result["rows"]:
+            if "error" in row:
+                console.print(f"  [red]{row['policy']} p={row['probability']} parallelism={row['parallelism']}: "
+                              f"{escape(row['error'])}[/red]")
+    return runner.EXIT_UNKNOWN if result["errors"] else runner.EXIT_VALID
+
+
 def print_swarm(result: dict, console: Console) -> None:
     rate = result["judged"] / max(1e-9, result["wall_seconds"])
     console.print(f"swarm {result['swarm_id']}: {result['judged']} seeds judged, {len(result['failing'])} failing, "
@@ -288,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_pin(args, console)
         if args.command == "shrink":
             return cmd_shrink(args, console)
+        if args.command == "study":
+            return cmd_study(args, console)
         return cmd_swarm(args, console)
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)

@@ -180,13 +180,22 @@ def write_parts(ctx: SwarmContext, index: int, rows: dict[str, list[tuple]], cli
 
 
 def run_job(spark, ctx: SwarmContext, ranges: list[range], *, on_progress=None) -> list[dict]:
-    """The emulation job (one task per seed range); ``on_progress(done, crashed)`` is called
-    about twice a second while it runs (from the accumulators), and once at the end."""
+    """The emulation job (one task per seed range), see `run_partitions`."""
+    description = f"regionchaos swarm: {sum(len(r) for r in ranges)} seeds in {len(ranges)} tasks"
+    parts = run_partitions(spark, ranges, partial(emulate_partition, ctx), description, on_progress=on_progress)
+    return sorted(parts, key=lambda p: p["index"])
+
+
+def run_partitions(spark, slices: list, body, description: str, *, on_progress=None) -> list:
+    """One Spark task per slice (a range or list of items): ``body(done, crashed, index, items)``
+    yields the task's results, which are collected in slice order. ``done`` / ``crashed`` are
+    accumulators the body adds to; ``on_progress(done, crashed)`` is called about twice a
+    second while the job runs, and once at the end. The swarm and the study share it."""
     sc = spark.sparkContext
     done, crashed = sc.accumulator(0), sc.accumulator(0)
-    rdd = sc.parallelize(ranges, len(ranges)).flatMap(lambda r: r)  # partition i = range i
-    rdd = rdd.mapPartitionsWithIndex(partial(emulate_partition, ctx, done, crashed))
-    sc.setJobDescription(f"regionchaos swarm: {sum(len(r) for r in ranges)} seeds in {len(ranges)} tasks")
+    rdd = sc.parallelize(slices, len(slices)).flatMap(lambda items: items)  # partition i = slice i
+    rdd = rdd.mapPartitionsWithIndex(partial(body, done, crashed))
+    sc.setJobDescription(description)
     outcome: dict[str, Any] = {}
 
     def collect() -> None:
@@ -195,7 +204,7 @@ def run_job(spark, ctx: SwarmContext, ranges: list[range], *, on_progress=None) 
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             outcome["error"] = exc
 
-    worker = threading.Thread(target=collect, name="regionchaos-swarm-job", daemon=True)
+    worker = threading.Thread(target=collect, name="regionchaos-spark-job", daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(0.5)
@@ -205,7 +214,7 @@ def run_job(spark, ctx: SwarmContext, ranges: list[range], *, on_progress=None) 
         raise outcome["error"]
     if on_progress is not None:
         on_progress(done.value, crashed.value)
-    return sorted(outcome["parts"], key=lambda p: p["index"])
+    return outcome["parts"]
 
 
 def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
@@ -300,7 +309,7 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
         ctx = SwarmContext(scenario_ref, data, overrides, mutant, config, store.run_prefix,
                            dict(fault_plans or {}))
         partitions = partitions or max(2 * spark.sparkContext.defaultParallelism, -(-seeds // SEEDS_PER_PARTITION))
-        with _progress_bar(console, seeds) as on_progress:
+        with progress_bar(console, seeds) as on_progress:
             parts = run_job(spark, ctx, seed_ranges(first_seed, seeds, partitions), on_progress=on_progress)
         walls["emulate_job"] = round(time.perf_counter() - started, 3)
         records = [r for p in parts for r in p["records"]]
@@ -365,24 +374,25 @@ def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs
             "unknown": counts["unknown"], "runs": runs}
 
 
-class _progress_bar:
-    """A live rich bar (seeds done, seeds per second, crashed seeds so far) while the job runs;
-    the callable it yields takes (done, crashed). Without a console: no output."""
+class progress_bar:
+    """A live rich bar (items done, items per second, crashed items so far) while a Spark job
+    runs; the callable it yields takes (done, crashed). Without a console: no output."""
 
-    def __init__(self, console, total: int):
-        self.console, self.total = console, total
+    def __init__(self, console, total: int, *, label: str = "swarm", unit: str = "seeds"):
+        self.console, self.total, self.label, self.unit = console, total, label, unit
 
     def __enter__(self):
         if self.console is None:
             return lambda done, crashed: None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.progress = Progress(TextColumn("[bold]swarm[/bold] emulating"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]} seeds/s"), TextColumn("{task.fields[crashed]}"),
+        self.progress = Progress(TextColumn(f"[bold]{self.label}[/bold] emulating"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]} " + self.unit + "/s"),
+                                 TextColumn("{task.fields[crashed]}"),
                                  TimeElapsedColumn(), console=self.console, transient=False)
         self.progress.start()
         self.started = time.perf_counter()
-        task = self.progress.add_task("swarm", total=self.total, rate="-", crashed="0 crashed")
+        task = self.progress.add_task(self.label, total=self.total, rate="-", crashed="0 crashed")
 
         def update(done: int, crashed: int) -> None:
             rate = done / max(1e-9, time.perf_counter() - self.started)

@@ -59,10 +59,10 @@ MUTANTS: dict[str, str] = {
 class ScenarioError(ValueError):
     """Bad scenario input. ``errors`` is a list of (field, reason)."""
 
-    def __init__(self, errors: list[tuple[str, str]]):
+    def __init__(self, errors: list[tuple[str, str]], what: str = "scenario"):
         self.errors = errors
         lines = [f"{field}: {reason}" for field, reason in errors]
-        super().__init__("invalid scenario:\n  " + "\n  ".join(lines))
+        super().__init__(f"invalid {what}:\n  " + "\n  ".join(lines))
 
 
 class _Strict(BaseModel):

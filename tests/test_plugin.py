@@ -396,3 +396,27 @@ def test_the_plugin_registers_the_trigger_check():
 
     (entry,) = regionchaos_plugin.RegionChaosPlugin.fastapi_root_middlewares
     assert entry["middleware"] is TriggerFormCheck and entry["name"]
+
+
+def test_studies_are_linked_and_served_sandboxed(configured, auth, client, storage):
+    """A study (``regionchaos study``) beside the runs: linked from the view, its page and
+    JSON served from storage, nothing else under studies/ served."""
+    s3 = storage.client()
+    doc = {"study_id": "study-0123456789", "cells": [{}, {}, {}], "errors": 0, "wall_seconds": 12.5,
+           "command": "regionchaos study --seeds 1"}
+    s3.put_object(Bucket=storage.bucket, Key="studies/study-0123456789/study.json", Body=json.dumps(doc))
+    s3.put_object(Bucket=storage.bucket, Key="studies/study-0123456789/index.html", Body="<h1>the study</h1>")
+    s3.put_object(Bucket=storage.bucket, Key="studies/study-0123456789/other.txt", Body=SECRET)
+    headers = bearer(auth("viewer"))
+    text = client.get("/", headers=headers).text
+    item = text.split('<li data-study-id="study-0123456789">')[1].split("</li>")[0]
+    assert 'href="/studies/study-0123456789/index.html"' in item and "3 runs" in item
+    page = client.get("/studies/study-0123456789/index.html", headers=headers)
+    assert page.status_code == 200 and page.text == "<h1>the study</h1>"
+    assert "sandbox" in page.headers["content-security-policy"]
+    assert client.get("/studies/study-0123456789/study.json", headers=headers).json()["wall_seconds"] == 12.5
+    for path in ("/studies/study-0123456789/other.txt", "/studies/..%2Fsecret.txt/index.html",
+                 "/studies/nope/index.html"):
+        response = client.get(path, headers=headers)
+        assert response.status_code == 404 and SECRET not in response.content
+    assert client.get("/studies/study-0123456789/index.html").status_code == 401

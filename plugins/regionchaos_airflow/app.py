@@ -8,6 +8,9 @@ Out: ``GET /``               an HTML table of runs: run id, scenario, seed, muta
      ``GET /api/runs``       the same rows as JSON
      ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/``,
                              ``validation/``, ``summary.json``, ``scenario.json`` only
+     ``GET /studies/{study_id}/{key}``  a global-vs-regional study (``regionchaos study``,
+                             ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``;
+                             the newest studies are linked above the runs table
 
 Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
 or the UI's ``_token`` cookie, checked by Airflow's own auth manager). Keys are
@@ -32,6 +35,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from regionchaos_airflow.runs import RUN_ID_RE, result_row
 
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
+STUDY_KEYS = ("index.html", "study.json")
+STUDIES_PREFIX = "studies"  # regionchaos.study.STUDIES_PREFIX: beside the runs, at the bucket's top
+STUDIES_LISTED = 10
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 2000  # rows one request may ask for
@@ -128,6 +134,26 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
     return rows
 
 
+def list_studies(config, *, limit: int = STUDIES_LISTED) -> list[dict[str, Any]]:
+    """The newest ``limit`` studies (``studies/STUDY_ID/study.json``), newest first: id, when,
+    runs, wall seconds and the command that made it."""
+    client = config.client()
+    heads = []
+    for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=config.bucket, Prefix=f"{STUDIES_PREFIX}/", PaginationConfig={"MaxItems": MAX_SCAN}):
+        for obj in page.get("Contents", []):
+            parts = obj["Key"].split("/")
+            if len(parts) == 3 and parts[2] == "study.json" and RUN_ID_RE.match(parts[1]):
+                heads.append((obj["LastModified"].isoformat(), parts[1]))
+    rows = []
+    for modified, study_id in sorted(heads, reverse=True)[:limit]:
+        doc = json.loads(client.get_object(Bucket=config.bucket, Key=f"{STUDIES_PREFIX}/{study_id}/study.json")["Body"].read())
+        rows.append({"study_id": study_id, "modified": modified, "runs": len(doc.get("cells", [])),
+                     "errors": doc.get("errors"), "wall_seconds": doc.get("wall_seconds"), "command": doc.get("command")})
+    client.close()
+    return rows
+
+
 def _unreachable(exc: Exception) -> HTTPException:
     return HTTPException(status_code=503, detail=f"run storage unavailable: {type(exc).__name__}: {exc}")
 
@@ -171,6 +197,26 @@ def run_object(run_id: str, key: str) -> Response:
     return Response(body, media_type=media_type, headers=headers)
 
 
+@app.get("/studies/{study_id}/{key}", name="study_object")
+def study_object(study_id: str, key: str) -> Response:
+    if not RUN_ID_RE.match(study_id) or ".." in study_id or key not in STUDY_KEYS:
+        raise HTTPException(status_code=404, detail="no such study object")
+    config = run_storage()
+    if config is None:
+        raise _no_storage()
+    from regionchaos.storage import ObjectStore
+
+    try:
+        body = ObjectStore(config, f"{STUDIES_PREFIX}/{study_id}").get_or_none(key)
+    except Exception as exc:
+        raise _unreachable(exc) from exc
+    if body is None:
+        raise HTTPException(status_code=404, detail="no such study object")
+    media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
+    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": STORED_CSP}
+    return Response(body, media_type=media_type, headers=headers)
+
+
 _VERDICT_COLOURS = {"valid": "#1a7f37", "invalid": "#cf222e", "unknown": "#9a6700", "running": "#57606a"}
 
 
@@ -183,6 +229,7 @@ def index(request: Request, q: str = Query("", max_length=200),
         return HTMLResponse(_page(body), status_code=503)
     try:
         rows = list_runs(config, limit=limit, contains=q)
+        studies = list_studies(config)
     except Exception as exc:
         return HTMLResponse(_page(f"<p>{html.escape(_unreachable(exc).detail)}</p>"), status_code=503)
     base = request.scope.get("root_path", "").rstrip("/")
@@ -213,7 +260,18 @@ def index(request: Request, q: str = Query("", max_length=200),
         "<th>verdict</th><th>failed invariants</th><th>artifacts</th></tr></thead>"
         f"<tbody>{''.join(lines)}</tbody></table>"
     )
-    return HTMLResponse(_page(table))
+    return HTMLResponse(_page(_studies_section(studies, base) + table))
+
+
+def _studies_section(studies: list[dict[str, Any]], base: str) -> str:
+    """Links to the newest global-vs-regional studies (`regionchaos study`), if any."""
+    if not studies:
+        return ""
+    items = "".join(
+        f'<li data-study-id="{html.escape(s["study_id"])}"><a href="{base}/studies/{html.escape(s["study_id"])}/index.html">'
+        f'{html.escape(s["study_id"])}</a> · {s["runs"]} runs · {html.escape(s["modified"][:19])} · '
+        f'<code>{html.escape(str(s.get("command") or ""))}</code></li>' for s in studies)
+    return f'<h2>Global vs regional studies</h2><ul id="studies">{items}</ul><h2>Runs</h2>'
 
 
 def _page(body: str) -> str:

@@ -1,0 +1,134 @@
+"""The global-vs-regional study (`regionchaos study`, regionchaos.study).
+
+The study's numbers come from emulated runs' artifacts; the closed form for global
+checkpoints, (1 - p) ** tasks, is independent of the emulator, so the measured success rate
+must land within a stated binomial tolerance of it. The page renders in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from regionchaos.cli import main
+from regionchaos.storage import ObjectStore
+from regionchaos.study import STUDIES_PREFIX, StudyPlan, measure, run_study
+from regionchaos.tables import SCHEMAS
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOT = ROOT / "artifacts" / "screenshots" / "study.png"
+TOLERANCE_SIGMAS = 4  # |measured - closed form| <= 4 binomial standard errors of the closed form
+
+
+def _checkpoint_row(cid: int, status: str, staleness: int | None, healing: bool = False) -> tuple:
+    columns = [c.split()[0] for c in SCHEMAS["checkpoints"].split(", ")]
+    values = dict.fromkeys(columns)
+    values.update(run_id="r", checkpoint_id=cid, status=status, completed=status in ("GLOBAL", "REGIONAL"),
+                   staleness=staleness, healing=healing)
+    return tuple(values[c] for c in columns)
+
+
+def _inventory_row(key: str, area: str, size: int) -> tuple:
+    columns = [c.split()[0] for c in SCHEMAS["inventory"].split(", ")]
+    values = dict.fromkeys(columns)
+    values.update(run_id="r", key=key, area=area, size_bytes=size)
+    return tuple(values[c] for c in columns)
+
+
+def test_staleness_counts_from_the_oldest_state_a_failover_would_restore():
+    """Attempts 1 aborted (nothing completed: 1 old), 2 global (0), 3 regional with a handle
+    from checkpoint 2 (3 - 2 = 1), 4 aborted (still restoring 3's oldest state, 2: 2 old);
+    the heal checkpoint 5 is not an attempt of the fault phase. Retained: checkpoints/ only."""
+    rows = {
+        "checkpoints": [_checkpoint_row(3, "REGIONAL", 1), _checkpoint_row(1, "ABORTED", None),
+                        _checkpoint_row(5, "GLOBAL", 0, healing=True), _checkpoint_row(2, "GLOBAL", 0),
+                        _checkpoint_row(4, "ABORTED", None)],
+        "inventory": [_inventory_row("checkpoints/chk-2/a", "checkpoints", 100),
+                      _inventory_row("checkpoints/chk-3/b", "checkpoints", 20),
+                      _inventory_row("history/0001.jsonl", "history", 5000)],
+    }
+    got = measure(rows, first_checkpoint_id=1)
+    assert got == {"attempts": 4, "completed": 2, "staleness_sum": 1 + 0 + 1 + 2, "staleness_max": 2,
+                   "retained_bytes": 120}
+
+
+def test_bad_study_options_exit_2_and_write_nothing(tmp_path, capsys):
+    local = tmp_path / "runs"
+    code = main(["study", "--probabilities", "0.01,1.5", "--local-dir", str(local)])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "--probabilities" in out and "1.5" in out
+    assert not local.exists()
+    code = main(["study", "--policies", "global,tier3", "--local-dir", str(local)])
+    out = capsys.readouterr().out
+    assert code == 2 and "--policies" in out and "tier3" in out
+    assert not local.exists()
+
+
+@pytest.fixture(scope="module")
+def study(s3_server, spark, tmp_path_factory):
+    plan = StudyPlan(policies=("global", "regional"), probabilities=(0.003, 0.01), parallelism=(16,), seeds=8,
+                     checkpoints=40, crash=0.0)
+    local = tmp_path_factory.mktemp("study")
+    return run_study(plan, storage=s3_server.config, spark=spark, local_dir=str(local))
+
+
+@pytest.mark.spark
+def test_global_success_rate_matches_the_closed_form(study):
+    """Global checkpoints, declines only: an attempt completes iff none of the 32 tasks declines,
+    so the rate is (1 - p)^32 (p = 0.01: 0.725; p = 0.003: 0.908). Counting p per subtask
+    instead of per task (16 draws: 0.851 and 0.953) would be off by more than the tolerance."""
+    assert study["errors"] == 0, study
+    rows = {(r["policy"], r["probability"]): r for r in study["rows"]}
+    assert set(rows) == {(policy, p) for policy in ("global", "regional") for p in (0.003, 0.01)}
+    for p in (0.003, 0.01):
+        row = rows[("global", p)]
+        assert row["attempts"] == 8 * 40
+        expected = (1 - p) ** 32
+        sigma = math.sqrt(expected * (1 - expected) / row["attempts"])
+        assert abs(row["success_rate"] - expected) <= TOLERANCE_SIGMAS * sigma, (p, row, expected, sigma)
+        # on the same seeds, every attempt global completes also completes with regional checkpoints on
+        assert rows[("regional", p)]["success_rate"] >= row["success_rate"]
+    # and regional checkpoints complete the attempts where some task declined: clearly more of them
+    assert rows[("regional", 0.01)]["success_rate"] - rows[("global", 0.01)]["success_rate"] > 0.1
+
+
+@pytest.mark.spark
+@pytest.mark.browser
+def test_the_study_page_renders_its_plots_and_table(study, s3_server):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_bytes = ObjectStore(s3_server.config, f"{STUDIES_PREFIX}/{study['study_id']}").get("index.html")
+    target = ROOT / "artifacts" / "study" / "index.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(page_bytes)
+    assert Path(study["local"]).read_bytes() == page_bytes
+    requested: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(target.as_uri())
+            page.wait_for_load_state("load")
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            images = page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])")
+            table = page.eval_on_selector_all(
+                "#study-table tbody tr", "els => els.map(e => [e.dataset.policy, e.dataset.p, "
+                                         "e.querySelector('.rate') && e.querySelector('.rate').innerText])")
+        finally:
+            browser.close()
+    shown = dict(images)
+    assert {"success", "staleness", "replayed", "retained", "requests"} <= set(shown)
+    assert all(shown.values()), shown
+    rates = {(policy, float(p)): float(rate) for policy, p, rate in table}
+    for row in study["rows"]:
+        assert rates[(row["policy"], row["probability"])] == pytest.approx(row["success_rate"], abs=5e-4)
+    assert all(url.startswith(("file:", "data:")) for url in requested), requested
+    assert SCREENSHOT.stat().st_size > 10_000
