@@ -8,7 +8,8 @@ In:  api-server, scheduler and dag-processor started from scripts/airflow-env.sh
 Out: pass/fail, and a screenshot per step under artifacts/screenshots/ (kept as the
      test's artifacts): login, trigger form with seed and scenario changed, run succeeded,
      the plugin's view with the run and its verdict, the run's report, refused triggers (a
-     malformed rescale plan; one the whole-form check refuses) with the error in the form.
+     malformed rescale plan; one the whole-form check refuses) with the error in the form,
+     and the runs view with several nightly runs: its trend chart and its verdict filter.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ CHROMIUM = os.environ.get("REGIONCHAOS_CHROMIUM", "/usr/bin/chromium")
 DAG_ID = "regionchaos_manual"
 SCENARIO, SEED = "rescale-4-2-1", 7  # changed in the form from smoke / empty
 RUN_TIMEOUT_S = 600  # emulate + validate + report of a small scenario, with margin
+PREFIX = f"browser-{uuid.uuid4().hex[:8]}"  # this module's runs in the session's S3
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +47,7 @@ def airflow(tmp_path_factory, s3_server):
     env = {
         "REGIONCHAOS_S3_ENDPOINT": s3_server.config.endpoint_url,
         "REGIONCHAOS_BUCKET": s3_server.config.bucket,
-        "REGIONCHAOS_PREFIX": f"browser-{uuid.uuid4().hex[:8]}",
+        "REGIONCHAOS_PREFIX": PREFIX,
         "AWS_ACCESS_KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID", "testing"),
         "AWS_SECRET_ACCESS_KEY": os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"),
     }
@@ -194,3 +196,41 @@ def test_the_plugin_refuses_unauthenticated_requests_on_the_real_server(airflow)
     status, body = airflow.call("GET", "/regionchaos/api/runs")
     assert status == 200 and isinstance(body["runs"], list)
     assert airflow.call("GET", "/regionchaos/runs/x/..%2F..%2Fsecret", auth=True)[0] == 404
+
+
+def test_the_runs_view_shows_the_nightly_trend_and_filters_by_verdict(page, airflow, s3_server):
+    """Four nightly DAG runs' summaries (two scenarios each, the third run failing flip_bounds)
+    in the view's storage, a second apart; the view draws their trend and filters by verdict."""
+    import json
+
+    client = s3_server.config.client()
+    for day, failed in ((19, ()), (20, ()), (21, ("flip_bounds",)), (22, ())):
+        for scenario in ("smoke", "storage-faults"):
+            bad = failed and scenario == "smoke"
+            run_id = run_key("nightly", f"scheduled__2026-11-{day}T00:00:00+00:00", scenario)
+            checks = [{"name": name, "success": not (bad and name in failed)}
+                      for name in ("flip_bounds", "storage_safety", "exactly_once_output")]
+            doc = {"run_id": run_id, "scenario": scenario, "seed": 1, "mutant": None,
+                   "verdict": "invalid" if bad else "valid", "checks": checks,
+                   "stats": {"history_counts": {"triggered": 12, "global": 6, "regional": 5 - day % 3}}}
+            client.put_object(Bucket=s3_server.config.bucket, Key=f"{PREFIX}/{run_id}/summary.json",
+                              Body=json.dumps(doc).encode())
+        time.sleep(1.1)  # S3 LastModified has one-second resolution
+    client.close()
+    page.goto(airflow.base + "/")
+    page.get_by_role("button", name="Browse").click()
+    page.get_by_role("menuitem", name="Chaos runs").click()
+    frame = page.frame_locator("iframe")
+    frame.locator("#trend").wait_for()
+    loaded = frame.locator("#trend").evaluate("e => e.complete && e.naturalWidth > 0")
+    page.screenshot(path=SHOTS / "10-runs-view-trend.png", full_page=True)
+    assert loaded
+    assert "4 nightly DAG runs" in frame.locator("body").inner_text()
+    frame.locator("#filter-verdict").select_option("invalid")
+    frame.get_by_role("button", name="Filter").click()
+    frame.locator("#filter-verdict option[selected]").wait_for()
+    verdicts = frame.locator("#runs tbody .verdict").all_inner_texts()
+    page.screenshot(path=SHOTS / "11-runs-view-invalid-only.png", full_page=True)
+    assert verdicts and set(verdicts) == {"invalid"}, verdicts
+    bad = frame.locator('tr[data-run-id="nightly-scheduled-2026-11-21T00-00-00-00-00-smoke"] td[data-invariant="flip_bounds"]')
+    assert bad.inner_text() == "\u2717" and "fail" in bad.get_attribute("class")

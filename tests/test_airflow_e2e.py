@@ -176,14 +176,14 @@ def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(api_server
 def test_the_api_server_names_form_fields_not_scenario_keys(api_server):
     before = api_server.runs(MANUAL)
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": -1})
-    assert (status, body["detail"]) == (400, "Seed (seed): -1 is less than the minimum of 0")
+    assert (status, body["detail"]) == (400, "Seed (seed): must be at least 0, got -1")
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1})
     assert status == 400
     assert body["detail"] == ("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
                               "scenario smoke (at most one TaskManager per subtask): at least 2")
     assert "topology." not in json.dumps(body)
     status, body = trigger(api_server, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
-    assert (status, body["detail"]) == (400, "Seeds (seeds): 0 is less than the minimum of 1")
+    assert (status, body["detail"]) == (400, "Seeds (seeds): must be at least 1, got 0")
     assert api_server.runs(MANUAL) == before
     assert api_server.runs("regionchaos_swarm") == []
 

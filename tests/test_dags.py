@@ -191,9 +191,10 @@ INTERNAL_KEYS = ("topology.", "faults.", "flink.", "execution.checkpointing", "r
       "2 pipeline region(s) are fewer than the 4 regions scenario pr-all-regions-failed fails together"),
      ({"scenario": "pr-all-regions-failed", "partitioning": "rebalance"}, "partitioning", "Partitioning",
       "rebalance joins every subtask into one pipeline region"),
-     ({"seed": -1}, "seed", "Seed", "-1 is less than the minimum of 0"),
-     ({"max_failure_ratio": 2}, "max_failure_ratio", "Max failure ratio", "2 is greater than the maximum of 1"),
-     ({"mutant": "bogus"}, "mutant", "Mutant", "'bogus' is not one of"),
+     ({"seed": -1}, "seed", "Seed", "must be at least 0, got -1"),
+     ({"max_failure_ratio": 2}, "max_failure_ratio", "Max failure ratio", "must be at most 1.0, got 2"),
+     ({"mutant": "bogus"}, "mutant", "Mutant", "'bogus' is not one of the choices: none, cleaner-ignores-refs"),
+     ({"seed": "7"}, "seed", "Seed", "must be a whole number or left empty, got '7'"),
      ({"sed": 3}, "sed", None, "unknown parameter of this DAG")],
 )
 def test_the_whole_form_check_names_the_field_the_user_typed(conf, param, title, reason):

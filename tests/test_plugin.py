@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import time
 import uuid
@@ -384,7 +385,7 @@ def test_backfills_of_a_checked_dag_are_checked(auth, checked):
     for path in ("/api/v2/backfills", "/api/v2/backfills/dry_run"):
         response = client.post(path, json=body, headers=bearer(auth("admin")))
         assert response.status_code == 400 and response.json()["detail"] == (
-            "Seeds (seeds): 0 is less than the minimum of 1")
+            "Seeds (seeds): must be at least 1, got 0")
     assert downstream.bodies == []
     good = {**body, "dag_run_conf": {"seeds": 3}}
     assert client.post("/api/v2/backfills", json=good, headers=bearer(auth("admin"))).status_code == 200
@@ -420,3 +421,63 @@ def test_studies_are_linked_and_served_sandboxed(configured, auth, client, stora
         response = client.get(path, headers=headers)
         assert response.status_code == 404 and SECRET not in response.content
     assert client.get("/studies/study-0123456789/index.html").status_code == 401
+
+
+def nightly_summary(dag_run: str, scenario: str, verdict: str, failed: tuple[str, ...], completed: int) -> dict:
+    from regionchaos_airflow.runs import run_key
+
+    run_id = run_key("nightly", dag_run, scenario)
+    doc = summary(run_id, scenario, 1, verdict, failed)
+    doc["stats"] = {"history_counts": {"triggered": 10, "global": completed - 2, "regional": 2}}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def nightlies(storage):
+    """Three nightly DAG runs of two scenarios, a second apart; the middle one fails flip_bounds."""
+    s3 = storage.client()
+    plan = [("scheduled__2026-11-20T00:00:00+00:00", "valid", (), 9),
+            ("scheduled__2026-11-21T00:00:00+00:00", "invalid", ("flip_bounds",), 6),
+            ("scheduled__2026-11-22T00:00:00+00:00", "valid", (), 8)]
+    for dag_run, verdict, failed, completed in plan:
+        for scenario, v, f in (("smoke", verdict, failed), ("storage-faults", "valid", ())):
+            doc = nightly_summary(dag_run, scenario, v, f, completed)
+            s3.put_object(Bucket=storage.bucket, Key=f"{PREFIX}/{doc['run_id']}/summary.json", Body=json.dumps(doc))
+        time.sleep(1.1)  # S3 LastModified has one-second resolution: the nightly runs are ordered in time
+    return plan
+
+
+def test_the_runs_view_filters_and_shows_a_column_per_invariant(configured, auth, client, nightlies):
+    from regionchaos.scenario import INVARIANTS
+
+    headers = bearer(auth("viewer"))
+    text = client.get("/", headers=headers).text
+    header = text.split('<table id="runs">')[1].split("</thead>")[0]
+    assert all(f'title="{name}">{name}</th>' in header for name in INVARIANTS)
+    bad = text.split('<tr data-run-id="nightly-scheduled-2026-11-21T00-00-00-00-00-smoke">')[1].split("</tr>")[0]
+    assert 'class="inv fail"\n data-invariant="flip_bounds"' in bad
+    assert 'class="inv pass"\n data-invariant="exactly_once_output"' not in bad  # not checked in this summary
+    assert ">60%<" in bad  # 6 of 10 checkpoints completed, from the history counts
+    invalid = client.get("/?verdict=invalid", headers=headers).text
+    shown = re.findall(r'<tr data-run-id="([^"]+)"', invalid)
+    assert shown and all(run_id in ("rescale-s3-manual-2", "nightly-scheduled-2026-11-21T00-00-00-00-00-smoke")
+                         for run_id in shown), shown
+    assert '<option value="invalid" selected>' in invalid
+    smoke = re.findall(r'<tr data-run-id="[^"]+"><td><code>[^<]+</code></td><td>([^<]*)</td>',
+                       client.get("/?scenario=smoke&mutant=none", headers=headers).text)
+    assert len(smoke) >= 3 and set(smoke) == {"smoke"}, smoke
+
+
+def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth, client, nightlies):
+    from regionchaos_airflow.trend import nightly_points
+
+    rows = client.get("/api/runs", headers=bearer(auth("admin"))).json()["runs"]
+    points = nightly_points(rows)
+    assert [p["key"] for p in points] == ["scheduled-2026-11-20T00-00-00-00-00", "scheduled-2026-11-21T00-00-00-00-00",
+                                          "scheduled-2026-11-22T00-00-00-00-00"]
+    assert [p["failures"] for p in points] == [{}, {"flip_bounds": 1}, {}]
+    assert [p["success_rate"] for p in points] == [0.9, 0.6, 0.8]
+    page = client.get("/", headers=bearer(auth("admin"))).text
+    assert 'id="trend"' in page and "3 nightly DAG runs" in page
+    manual_only = client.get("/?q=manual", headers=bearer(auth("admin"))).text
+    assert 'id="trend"' not in manual_only

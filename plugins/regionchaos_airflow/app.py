@@ -26,6 +26,7 @@ import mimetypes
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
@@ -217,12 +218,13 @@ def study_object(study_id: str, key: str) -> Response:
     return Response(body, media_type=media_type, headers=headers)
 
 
-_VERDICT_COLOURS = {"valid": "#1a7f37", "invalid": "#cf222e", "unknown": "#9a6700", "running": "#57606a"}
-
-
 @app.get("/", response_class=HTMLResponse)
 def index(request: Request, q: str = Query("", max_length=200),
-          limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)) -> HTMLResponse:
+          limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+          scenario: str = Query("", max_length=200), verdict: str = Query("", max_length=20),
+          mutant: str = Query("", max_length=200)) -> HTMLResponse:
+    """The runs view: newest first, a column per invariant, filters by scenario, verdict and
+    mutant, the nightly trend (`trend`), and links to the newest studies."""
     config = run_storage()
     if config is None:
         body = f"<p>{html.escape(_no_storage().detail)}</p>"
@@ -232,46 +234,30 @@ def index(request: Request, q: str = Query("", max_length=200),
         studies = list_studies(config)
     except Exception as exc:
         return HTMLResponse(_page(f"<p>{html.escape(_unreachable(exc).detail)}</p>"), status_code=503)
-    base = request.scope.get("root_path", "").rstrip("/")
-    lines = []
-    for row in rows:
-        run_id = html.escape(row["run_id"])
-        links = ""
-        if row["verdict"] != "running":
-            links = (f'<a href="{base}/runs/{run_id}/report/index.html">report</a> · '
-                     f'<a href="{base}/runs/{run_id}/datadocs/index.html">Data Docs</a> · '
-                     f'<a href="{base}/runs/{run_id}/summary.json">summary</a>')
-        colour = _VERDICT_COLOURS.get(row["verdict"], "#57606a")
-        lines.append(
-            f'<tr data-run-id="{run_id}"><td><code>{run_id}</code></td>'
-            f"<td>{html.escape(str(row.get('scenario') or ''))}</td>"
-            f"<td>{html.escape(str(row.get('seed') if row.get('seed') is not None else ''))}</td>"
-            f"<td>{html.escape(str(row.get('mutant') or 'none'))}</td>"
-            f'<td class="verdict" style="color:{colour};font-weight:600">{html.escape(row["verdict"])}</td>'
-            f"<td>{html.escape(', '.join(row.get('failed', [])))}</td>"
-            f"<td>{links}</td></tr>"
-        )
-    where = html.escape(f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}")
-    table = (
-        f"<p>{len(rows)} run{'' if len(rows) == 1 else 's'} in <code>{where}</code></p>"
-        '<form method="get"><input name="q" placeholder="filter run ids" '
-        f'value="{html.escape(q)}"> <button>Filter</button></form>'
-        "<table><thead><tr><th>run id</th><th>scenario</th><th>seed</th><th>mutant</th>"
-        "<th>verdict</th><th>failed invariants</th><th>artifacts</th></tr></thead>"
-        f"<tbody>{''.join(lines)}</tbody></table>"
-    )
-    return HTMLResponse(_page(_studies_section(studies, base) + table))
+    from regionchaos.scenario import INVARIANTS
+    from regionchaos_airflow.trend import nightly_points, trend_png
+
+    chosen = {"scenario": scenario, "verdict": verdict, "mutant": mutant}
+    options = {name: sorted({str(r.get(name) or "none") if name == "mutant" else str(r.get(name) or "")
+                             for r in rows} - {""}) for name in chosen}
+    shown = [r for r in rows if all(not want or (str(r.get(name) or "none") if name == "mutant" else str(r.get(name)))
+                                    == want for name, want in chosen.items())]
+    points = nightly_points(shown)
+    page = _template("runs.html.j2").render(
+        rows=shown, total=len(rows), studies=studies, q=q, chosen=chosen, invariants=INVARIANTS,
+        selects=[("scenario", "scenario", options["scenario"]), ("verdict", "verdict", options["verdict"]),
+                 ("mutant", "mutant", options["mutant"])],
+        trend=trend_png(points), nightly_count=len(points), base=request.scope.get("root_path", "").rstrip("/"),
+        where=f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}")
+    return HTMLResponse(page)
 
 
-def _studies_section(studies: list[dict[str, Any]], base: str) -> str:
-    """Links to the newest global-vs-regional studies (`regionchaos study`), if any."""
-    if not studies:
-        return ""
-    items = "".join(
-        f'<li data-study-id="{html.escape(s["study_id"])}"><a href="{base}/studies/{html.escape(s["study_id"])}/index.html">'
-        f'{html.escape(s["study_id"])}</a> · {s["runs"]} runs · {html.escape(s["modified"][:19])} · '
-        f'<code>{html.escape(str(s.get("command") or ""))}</code></li>' for s in studies)
-    return f'<h2>Global vs regional studies</h2><ul id="studies">{items}</ul><h2>Runs</h2>'
+def _template(name: str):
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
+                             autoescape=True)
+    return env.get_template(name)
 
 
 def _page(body: str) -> str:

@@ -26,6 +26,8 @@ same messages before anything is emulated or written.
 
 from __future__ import annotations
 
+import json
+
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -364,8 +366,43 @@ def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None
     try:
         validate(value, dict(schema), format_checker=FormatChecker())
     except ValidationError as exc:
-        return exc.message
+        return schema_sentence(exc, schema)
     return None
+
+
+_TYPE_WORDS = {"integer": "a whole number", "number": "a number", "string": "text", "boolean": "true or false",
+               "null": "empty", "array": "a list", "object": "an object"}
+
+
+def schema_sentence(exc: Any, schema: Mapping[str, Any]) -> str:
+    """A JSON-schema failure as a sentence about the field's value, as a person filling the
+    form reads it ("must be at most 8192, got 9000"), not the validator's dump."""
+    got = json.dumps(exc.instance) if not isinstance(exc.instance, str) else repr(exc.instance)
+    rule, limit = exc.validator, exc.validator_value
+    if rule == "type":
+        kinds = [limit] if isinstance(limit, str) else list(limit)
+        words = [_TYPE_WORDS.get(k, k) for k in kinds if k != "null"]
+        empty = " or left empty" if "null" in kinds else ""
+        return f"must be {' or '.join(words)}{empty}, got {got}"
+    if rule == "minimum":
+        return f"must be at least {limit}, got {got}"
+    if rule == "maximum":
+        return f"must be at most {limit}, got {got}"
+    if rule == "exclusiveMinimum":
+        return f"must be more than {limit}, got {got}"
+    if rule == "exclusiveMaximum":
+        return f"must be less than {limit}, got {got}"
+    if rule == "enum":
+        choices = ", ".join(str(c) for c in limit if c is not None)
+        return f"{got} is not one of the choices: {choices}" + (" (or empty)" if None in limit else "")
+    if rule == "maxLength":
+        return f"must be at most {limit} characters long, got {len(exc.instance)}"
+    if rule == "minLength":
+        return f"must be at least {limit} characters long"
+    if rule == "pattern":
+        example = schema.get("description", "").split(":")[0] or "the form the description gives"
+        return f"{got} is not in the expected form ({example})"
+    return exc.message  # a rule no Param here uses: the validator's own words
 
 
 def check_conf(spec: Mapping[str, Any], conf: Any, whole: Callable[[dict[str, Any]], Any]) -> list[FieldError]:

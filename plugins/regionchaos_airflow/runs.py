@@ -43,8 +43,30 @@ def view_links(run_id: str) -> dict[str, str]:
     }
 
 
+def checkpoint_success_rate(summary: dict[str, Any]) -> float | None:
+    """Completed / triggered checkpoints of a run, as its validated history counts them
+    (``stats.history_counts``; the emulator's own counts only if those are missing)."""
+    stats = summary.get("stats") or {}
+    counts = stats.get("history_counts") or stats
+    triggered = counts.get("triggered")
+    if not triggered:
+        return None
+    return round((counts.get("global", 0) + counts.get("regional", 0)) / triggered, 4)
+
+
+def nightly_key(row: dict[str, Any]) -> str | None:
+    """The nightly DAG run a run belongs to (the Airflow run id as `run_key` spelled it in
+    ``nightly-<dag run>-<scenario>``), or None for a run of another DAG or the CLI."""
+    run_id, scenario = row.get("run_id") or "", row.get("scenario") or ""
+    suffix = "-" + run_key(scenario) if scenario else ""
+    if not run_id.startswith("nightly-") or not suffix or not run_id.endswith(suffix):
+        return None
+    return run_id[len("nightly-"):-len(suffix)] or None
+
+
 def result_row(summary: dict[str, Any]) -> dict[str, Any]:
-    """The compact row of one run: what the summary tasks and the UI list show."""
+    """The compact row of one run: what the summary tasks and the UI list show (``checks``:
+    invariant -> True passed, False failed, None no result)."""
     run_id = summary.get("run_id", "")
     return {
         "run_id": run_id,
@@ -53,6 +75,8 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
         "mutant": summary.get("mutant"),
         "verdict": summary.get("verdict", "unknown"),
         "failed": failed_invariants(summary),
+        "checks": {c.get("name", "?"): c.get("success") for c in summary.get("checks", [])},
+        "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
         "replay": summary.get("replay"),
         **(view_links(run_id) if RUN_ID_RE.match(run_id or "") else {}),
