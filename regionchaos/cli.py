@@ -306,6 +306,11 @@ def print_swarm(result: dict, console: Console) -> None:
     console.print(f"  tables: {result['prefix']}tables/  ({result['rows']} rows)")
     if result.get("local"):
         console.print(f"  summary (local copy, for `regionchaos replay`): {result['local']}")
+    if result.get("report"):
+        console.print(f"  report: {result['report']}" + (f" (local copy: {result['local_report']})"
+                                                          if result.get("local_report") else ""))
+    if result.get("report_error"):
+        console.print(f"  [yellow]report not rendered:[/yellow] {escape(result['report_error'])}")
     if result.get("known_findings"):
         console.print(f"  {len(result['known_findings'])} seeds fail only invariants of recorded findings "
                       "(FINDINGS.md): " + ", ".join(f"seed {k['seed']} ({', '.join(k['failed'])})"

@@ -8,7 +8,8 @@ Out: `fast_swarm(...) -> dict`: per seed its run id, verdict, failed and unknown
      the seeds that fail only a recorded finding's invariants, and wall times by phase.
      Written under the swarm's own prefix ``swarms/SWARM_ID/`` on the store:
      ``tables/<table>/part-NNNNN.parquet`` (every table the suites read, one file per Spark
-     partition, every row with its ``run_id``) and ``summary.json``.
+     partition, every row with its ``run_id``), ``summary.json`` and ``report/index.html``
+     (`regionchaos.swarm_report`).
 
 How (the seeds are the Spark tasks): the seed range is cut into partitions; a task runs, per
 seed, the control plane and the data plane in memory (`regionchaos.storage.memory`: the
@@ -322,15 +323,35 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
         walls["in_tasks_write"] = round(sum(p["write_seconds"] for p in parts), 3)
         result.update(first_seed=first_seed, seeds=seeds, partitions=len(parts), rows=total_rows,
                       wall_seconds=round(time.perf_counter() - started, 1), walls=walls)
+        page = _report(result)
+        if page is not None:
+            store.put("report/index.html", page)
+            result["report"] = store.uri("report/index.html")
         body = json.dumps(result, indent=1, sort_keys=True, default=str).encode()
         store.put("summary.json", body)
         if local_dir:
             target = os.path.join(local_dir, SWARMS_PREFIX, sid)
-            os.makedirs(target, exist_ok=True)
+            os.makedirs(os.path.join(target, "report"), exist_ok=True)
             with open(os.path.join(target, "summary.json"), "wb") as fh:
                 fh.write(body)
             result["local"] = os.path.join(target, "summary.json")
+            if page is not None:
+                with open(os.path.join(target, "report", "index.html"), "wb") as fh:
+                    fh.write(page)
+                result["local_report"] = os.path.join(target, "report", "index.html")
     return result
+
+
+def _report(result: dict) -> bytes | None:
+    """The swarm's HTML report (`regionchaos.swarm_report`); a report that fails to render is
+    recorded as ``report_error`` and changes no verdict."""
+    from .swarm_report import build_swarm_report
+
+    try:
+        return build_swarm_report(result).encode()
+    except Exception as exc:  # noqa: BLE001 - the verdicts stand without their page
+        result["report_error"] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: int,

@@ -28,9 +28,7 @@ fall back to older state. Both are counted the same way.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import math
 import os
@@ -304,15 +302,6 @@ def study_command(plan: StudyPlan) -> str:
 # -- the page ---------------------------------------------------------------------------------------
 
 
-def _png(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 def _by_policy(rows: list[dict], par: int, key: str) -> dict[str, tuple[list[float], list[float]]]:
     out: dict[str, tuple[list[float], list[float]]] = {}
     for r in rows:
@@ -326,11 +315,9 @@ def _by_policy(rows: list[dict], par: int, key: str) -> dict[str, tuple[list[flo
 def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False, log_y: bool = False) -> str | None:
     """One panel per parallelism: ``key`` against the failure probability, a line per policy
     (the closed form of global checkpoints dashed, with ``closed``)."""
-    import matplotlib
+    from .report import _plt
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _plt()
     pars = sorted({r["parallelism"] for r in rows})
     if not pars:
         return None
@@ -357,6 +344,8 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
     axes[0][0].set_ylabel(ylabel, fontsize=8)
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
+    from .report import _png
+
     return _png(fig)
 
 

@@ -228,7 +228,7 @@ def test_the_runs_view_shows_the_nightly_trend_and_filters_by_verdict(page, airf
     assert "4 nightly DAG runs" in frame.locator("body").inner_text()
     frame.locator("#filter-verdict").select_option("invalid")
     frame.get_by_role("button", name="Filter").click()
-    frame.locator("#filter-verdict option[selected]").wait_for()
+    frame.locator('#filter-verdict option[value="invalid"][selected]').wait_for(state="attached")  # the reloaded view
     verdicts = frame.locator("#runs tbody .verdict").all_inner_texts()
     page.screenshot(path=SHOTS / "11-runs-view-invalid-only.png", full_page=True)
     assert verdicts and set(verdicts) == {"invalid"}, verdicts

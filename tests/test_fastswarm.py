@@ -68,8 +68,10 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
     store = ObjectStore(s3_server.config, f"swarms/{result['swarm_id']}")
     keys = store.list_keys("")
     assert {f"tables/{t}/part-00000.parquet" for t in tables_mod.SCHEMAS} <= set(keys)
-    others = [k for k in keys if not (k.startswith("tables/") and k.endswith(".parquet")) and k != "summary.json"]
-    assert others == []  # no per-seed object layout: only the tables' parts and the summary
+    others = [k for k in keys if not (k.startswith("tables/") and k.endswith(".parquet"))
+              and k not in ("summary.json", "report/index.html")]
+    assert others == []  # no per-seed object layout: only the tables' parts, the summary and the report
+    assert "report/index.html" in keys and result["report"].endswith("report/index.html")
     saved = json.loads(store.get("summary.json"))
     assert saved["verdicts"] == result["verdicts"] and saved["verdicts"]["unknown"] == 1
 
@@ -141,3 +143,53 @@ def test_replay_reports_a_disagreement_and_bad_input(mutant_swarm, s3_server, tm
     assert "no swarm 'no-such-swarm'" in capsys.readouterr().out
     assert main(["replay", "no-such-swarm", "--seed", "1", "--local-dir", str(tmp_path)]) == 2  # no endpoint: local
     assert "no swarm 'no-such-swarm'" in capsys.readouterr().out
+
+
+def test_the_swarm_report_shows_failures_mix_and_each_failing_seed_s_lines(mutant_swarm):
+    """The swarm's HTML report (also mirrored locally): the mutant, failures per invariant as the
+    runs have them, each failing seed with its replay, deep replay and shrink lines, the fault mix
+    table with every fault kind; it renders in headless Chromium without fetching anything."""
+    import re
+    from html import unescape
+    from pathlib import Path
+
+    from regionchaos.nemesis import FAULT_KINDS
+
+    _, result, local = mutant_swarm
+    page = Path(result["local_report"]).read_text()
+    assert re.search(r'id="mutant">failed-region-commits<', page)
+    counts: dict[str, int] = {}
+    for run in result["runs"]:
+        for name in run["failed"]:
+            counts[name] = counts.get(name, 0) + 1
+    shown = dict(re.findall(r'<tr data-invariant="([a-z_]+)"><td>[a-z_]+</td><td>(\d+)</td>', page))
+    assert {k: int(v) for k, v in shown.items()} == counts and counts
+    for failing in result["failing"]:
+        row = page.split(f'<tr data-seed="{failing["seed"]}">')[1].split("</tr>")[0]
+        assert unescape(re.search(r'<code class="replay">([^<]+)<', row).group(1)) == failing["replay"]
+        assert failing["replay_deep"] in row
+        shrink = unescape(re.search(r'<code class="shrink">([^<]+)<', row).group(1))
+        assert shrink.startswith("regionchaos shrink --scenario smoke --seed " + str(failing["seed"]))
+        assert shrink.endswith(f"--mutant failed-region-commits --invariant {failing['failed'][0]}")
+    mix = page.split('<table id="mix-table">')[1].split("</table>")[0]
+    assert all(f"<td>{kind}</td>" in mix for kind in FAULT_KINDS)
+    chromium = Path("/usr/bin/chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not chromium.exists():
+        pytest.skip("no /usr/bin/chromium")
+    requested: list[str] = []
+    shot = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots" / "swarm-report.png"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium),
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            view = browser.new_page(viewport={"width": 1280, "height": 900})
+            view.on("request", lambda r: requested.append(r.url))
+            view.goto(Path(result["local_report"]).as_uri())
+            images = view.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])")
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            view.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert dict(images) == {"failures": True, "mix": True}
+    assert all(url.startswith(("file:", "data:")) for url in requested), requested

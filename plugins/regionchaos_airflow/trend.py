@@ -45,7 +45,7 @@ def trend_png(points: list[dict[str, Any]]) -> str | None:
     import matplotlib.pyplot as plt
 
     x = list(range(len(points)))
-    labels = [f"{p['when'][:10]}\n{p['key'][-22:]}" for p in points]
+    labels = [p["key"].replace("T", "\nT", 1) for p in points]  # the Airflow run id, its time on a second line
     invariants = sorted({name for p in points for name in p["failures"]})
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 4.8), sharex=True, height_ratios=[3, 2])
     base = [0] * len(points)
@@ -66,6 +66,7 @@ def trend_png(points: list[dict[str, Any]]) -> str | None:
     bottom.set_ylim(0, 1.05)
     bottom.set_ylabel("checkpoint success\n(mean over runs)", fontsize=8)
     bottom.set_xticks(x, labels, fontsize=7)
+    bottom.set_xlim(-0.75, len(points) - 0.25)  # one nightly run is one bar, not a bar across the chart
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
         ax.tick_params(labelsize=7)

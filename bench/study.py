@@ -1,0 +1,84 @@
+"""The global-vs-regional study at size: `regionchaos study ... --json` as a user runs it, with
+the process tree's peak RSS sampled, then its table written as Markdown.
+
+In:  the study's options, passed through (default: the CLI's defaults); --name for the output.
+Out: bench/<name>.json (the command, commit, wall seconds of the whole command, peak RSS of the
+     process tree, the study's rows), bench/<name>.md (the table, per parallelism), and the
+     study page copied to bench/<name>/index.html. Exit: the command's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from swarm import tree_rss_mib  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def table(rows: list[dict]) -> list[str]:
+    out = ["| parallelism | p | policy | attempts | success rate | closed form | staleness mean | staleness max "
+           "| records replayed | region failovers | retained MiB | S3 requests |",
+           "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r["parallelism"], r["probability"])):
+        if "error" in r:
+            out.append(f"| {r['parallelism']} | {r['probability']} | {r['policy']} | error: {r['error']} |")
+            continue
+        closed = f"{r['closed_form']:.3f}" if "closed_form" in r else ""
+        out.append(f"| {r['parallelism']} | {r['probability']} | {r['policy']} | {r['attempts']} | "
+                   f"{r['success_rate']:.3f} ± {r['success_rate_se']:.3f} | {closed} | {r['staleness_mean']:.2f} | "
+                   f"{r['staleness_max']} | {r['records_replayed']:.0f} | {r['region_failovers']:.1f} | "
+                   f"{r['retained_bytes'] / 2**20:.2f} | {r['s3_requests']:.0f} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--name", default="study")
+    args, passthrough = ap.parse_known_args(argv)
+    cmd = [sys.executable, "-m", "regionchaos.cli", "study", *passthrough, "--json", "--local-dir", "/tmp/bench-study"]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    peak = [0.0]
+    watched = psutil.Process(proc.pid)
+
+    def sample() -> None:
+        while proc.poll() is None:
+            peak[0] = max(peak[0], tree_rss_mib(watched))
+            time.sleep(0.5)
+
+    threading.Thread(target=sample, daemon=True).start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    result = json.loads(out)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    shown = "regionchaos study " + " ".join(passthrough)
+    record = {"command": shown, "commit": commit, "wall_seconds": round(wall, 1), "peak_rss_mib": round(peak[0]),
+              "study_id": result["study_id"], "plan": result["plan"], "errors": result["errors"], "rows": result["rows"]}
+    (ROOT / "bench" / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    target = ROOT / "bench" / args.name
+    target.mkdir(exist_ok=True)
+    shutil.copy(result["local"], target / "index.html")
+    lines = [f"# Global vs regional: `{shown}`", "",
+             f"Command: `.venv/bin/python bench/study.py --name {args.name} {' '.join(passthrough)}` at commit "
+             f"`{commit[:10]}`: {len(result['plan']['policies'])} policies, {result['plan']['seeds']} seeds per cell, "
+             f"{result['plan']['checkpoints']} checkpoints per run, region crash probability {result['plan']['crash']}; "
+             f"wall {wall:.0f} s for the whole command, peak RSS of the process tree {peak[0]:.0f} MiB, "
+             f"{result['errors']} runs raised. The page: `bench/{args.name}/index.html`.", "", *table(result["rows"])]
+    (ROOT / "bench" / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print(f"wall {wall:.0f} s, peak RSS {peak[0]:.0f} MiB, {result['errors']} errors -> bench/{args.name}.md")
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
