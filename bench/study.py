@@ -14,14 +14,10 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from swarm import tree_rss_mib  # noqa: E402
+from swarm import run_sampled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,23 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="study")
     args, passthrough = ap.parse_known_args(argv)
     cmd = [sys.executable, "-m", "regionchaos.cli", "study", *passthrough, "--json", "--local-dir", "/tmp/bench-study"]
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    peak = [0.0]
-    watched = psutil.Process(proc.pid)
-
-    def sample() -> None:
-        while proc.poll() is None:
-            peak[0] = max(peak[0], tree_rss_mib(watched))
-            time.sleep(0.5)
-
-    threading.Thread(target=sample, daemon=True).start()
-    out, _ = proc.communicate()
-    wall = time.perf_counter() - started
+    out, returncode, wall, peak_mib = run_sampled(cmd)
     result = json.loads(out)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     shown = "regionchaos study " + " ".join(passthrough)
-    record = {"command": shown, "commit": commit, "wall_seconds": round(wall, 1), "peak_rss_mib": round(peak[0]),
+    record = {"command": shown, "commit": commit, "wall_seconds": round(wall, 1), "peak_rss_mib": round(peak_mib),
               "study_id": result["study_id"], "plan": result["plan"], "errors": result["errors"], "rows": result["rows"]}
     (ROOT / "bench" / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
     target = ROOT / "bench" / args.name
@@ -73,11 +57,11 @@ def main(argv: list[str] | None = None) -> int:
              f"Command: `.venv/bin/python bench/study.py --name {args.name} {' '.join(passthrough)}` at commit "
              f"`{commit[:10]}`: {len(result['plan']['policies'])} policies, {result['plan']['seeds']} seeds per cell, "
              f"{result['plan']['checkpoints']} checkpoints per run, region crash probability {result['plan']['crash']}; "
-             f"wall {wall:.0f} s for the whole command, peak RSS of the process tree {peak[0]:.0f} MiB, "
+             f"wall {wall:.0f} s for the whole command, peak RSS of the process tree {peak_mib:.0f} MiB, "
              f"{result['errors']} runs raised. The page: `bench/{args.name}/index.html`.", "", *table(result["rows"])]
     (ROOT / "bench" / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    print(f"wall {wall:.0f} s, peak RSS {peak[0]:.0f} MiB, {result['errors']} errors -> bench/{args.name}.md")
-    return proc.returncode
+    print(f"wall {wall:.0f} s, peak RSS {peak_mib:.0f} MiB, {result['errors']} errors -> bench/{args.name}.md")
+    return returncode
 
 
 if __name__ == "__main__":

@@ -36,20 +36,9 @@ def tree_rss_mib(proc: psutil.Process) -> float:
     return total / 2**20
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=10_000)
-    ap.add_argument("--scenario", default="smoke")
-    ap.add_argument("--mutant")
-    ap.add_argument("--partitions", type=int)
-    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "swarm.json")
-    args = ap.parse_args(argv)
-    cmd = [sys.executable, "-m", "regionchaos.cli", "swarm", "--seeds", str(args.seeds), "--scenario", args.scenario,
-           "--json"]
-    if args.mutant:
-        cmd += ["--mutant", args.mutant]
-    if args.partitions:
-        cmd += ["--partitions", str(args.partitions)]
+def run_sampled(cmd: list[str]) -> tuple[str, int, float, float]:
+    """Run ``cmd`` from the project root, sampling its process tree's RSS twice a second:
+    (stdout, exit code, wall seconds, peak RSS in MiB). The study bench uses it too."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     peak = [0.0]
@@ -65,13 +54,31 @@ def main(argv: list[str] | None = None) -> int:
     out, _ = proc.communicate()
     wall = time.perf_counter() - started
     sampler.join()
+    return out, proc.returncode, wall, peak[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=10_000)
+    ap.add_argument("--scenario", default="smoke")
+    ap.add_argument("--mutant")
+    ap.add_argument("--partitions", type=int)
+    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "swarm.json")
+    args = ap.parse_args(argv)
+    cmd = [sys.executable, "-m", "regionchaos.cli", "swarm", "--seeds", str(args.seeds), "--scenario", args.scenario,
+           "--json"]
+    if args.mutant:
+        cmd += ["--mutant", args.mutant]
+    if args.partitions:
+        cmd += ["--partitions", str(args.partitions)]
+    out, returncode, wall, peak_mib = run_sampled(cmd)
     result = json.loads(out) if out.strip() else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     record = {
-        "command": " ".join(["regionchaos", *cmd[3:]]), "commit": commit, "exit": proc.returncode,
+        "command": " ".join(["regionchaos", *cmd[3:]]), "commit": commit, "exit": returncode,
         "when": time.strftime("%Y-%m-%d %H:%M:%S"), "cores": psutil.cpu_count(), "load_1min_at_end": round(psutil.getloadavg()[0], 2),
         "seeds": args.seeds, "wall_s": round(wall, 1), "seeds_per_minute": round(60 * args.seeds / wall, 1),
-        "peak_rss_mib": round(peak[0]), "target_s": 600, "met": wall <= 600 and proc.returncode in (0, 1),
+        "peak_rss_mib": round(peak_mib), "target_s": 600, "met": wall <= 600 and returncode in (0, 1),
         "walls": result.get("walls"), "rows": result.get("rows"), "partitions": result.get("partitions"),
         "verdicts": result.get("verdicts"), "failing": [(f["seed"], f["failed"]) for f in result.get("failing", [])],
         "known_findings": len(result.get("known_findings", [])),
@@ -79,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     records = json.loads(args.out_json.read_text()) if args.out_json.exists() else []
     args.out_json.write_text(json.dumps([*records, record], indent=1) + "\n")
     print(json.dumps(record, indent=1))
-    return proc.returncode
+    return returncode
 
 
 if __name__ == "__main__":

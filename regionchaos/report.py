@@ -14,6 +14,7 @@ Out: ``build_report(summary, tables_or_events=None, *, store=None, spark=None) -
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 import json
@@ -90,6 +91,17 @@ def _png(fig) -> str:
 
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+@functools.lru_cache(maxsize=None)
+def template(name: str):
+    """A page template of ``regionchaos/templates`` (Jinja2, autoescaped), compiled once per process;
+    the study page and the swarm report render through it."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("regionchaos", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]))
+    return env.get_template(name)
 
 
 def _plt():

@@ -351,7 +351,7 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
 
 def render_page(result: dict) -> str:
     """The study as one offline HTML page (Jinja2; plots inline as PNG)."""
-    import jinja2
+    from .report import template
 
     rows = result["rows"]
     plots = [
@@ -362,7 +362,5 @@ def render_page(result: dict) -> str:
         ("retained", "Retained checkpoint storage at the end (bytes per run)", plot_metric(rows, "retained_bytes", "bytes", log_y=True)),
         ("requests", "S3 requests (per run)", plot_metric(rows, "s3_requests", "requests", log_y=True)),
     ]
-    env = jinja2.Environment(loader=jinja2.PackageLoader("regionchaos", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
-    return env.get_template("study.html.j2").render(
+    return template("study.html.j2").render(
         result=result, rows=rows, plots=[p for p in plots if p[2]], policies=POLICY_TEXT, colours=POLICY_COLOURS)

@@ -76,7 +76,7 @@ def _plot_mix(mix: list[dict]) -> str | None:
 
 
 def build_swarm_report(result: dict) -> str:
-    import jinja2
+    from .report import template
 
     runs = result["runs"]
     counts: dict[str, int] = {}
@@ -94,9 +94,7 @@ def build_swarm_report(result: dict) -> str:
     slowest = sorted((r for r in runs if r.get("emulate_seconds") is not None),
                      key=lambda r: -r["emulate_seconds"])[:SLOWEST]
     wall = result.get("wall_seconds") or 0
-    env = jinja2.Environment(loader=jinja2.PackageLoader("regionchaos", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]))
-    return env.get_template("swarm.html.j2").render(
+    return template("swarm.html.j2").render(
         css=CSS, result=result, colours=VERDICT_COLOURS, counts=counts, failing=failing[:FAILING_LISTED],
         failing_total=len(failing), mix=mix, slowest=slowest, rate=result["judged"] / wall if wall else None,
         unknown=[r for r in runs if r["verdict"] == "unknown"][:FAILING_LISTED],

@@ -173,23 +173,10 @@ def test_the_swarm_report_shows_failures_mix_and_each_failing_seed_s_lines(mutan
         assert shrink.endswith(f"--mutant failed-region-commits --invariant {failing['failed'][0]}")
     mix = page.split('<table id="mix-table">')[1].split("</table>")[0]
     assert all(f"<td>{kind}</td>" in mix for kind in FAULT_KINDS)
-    chromium = Path("/usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not chromium.exists():
-        pytest.skip("no /usr/bin/chromium")
-    requested: list[str] = []
+    from tests.offline_page import open_offline
+
     shot = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots" / "swarm-report.png"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium),
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            view = browser.new_page(viewport={"width": 1280, "height": 900})
-            view.on("request", lambda r: requested.append(r.url))
-            view.goto(Path(result["local_report"]).as_uri())
-            images = view.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])")
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            view.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+    images, requested = open_offline(Path(result["local_report"]), shot, lambda page: page.eval_on_selector_all(
+        "img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])"))
     assert dict(images) == {"failures": True, "mix": True}
     assert all(url.startswith(("file:", "data:")) for url in requested), requested

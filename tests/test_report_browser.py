@@ -19,10 +19,10 @@ import pytest
 from regionchaos import runner
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
+from tests.offline_page import open_offline
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
 
-CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "artifacts" / "screenshots" / "report.png"
 
@@ -41,28 +41,13 @@ def report_file(s3_server, spark) -> Path:
 
 
 def test_report_renders_with_verdict_and_timeline(report_file):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    requested: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto(report_file.as_uri())
-            page.wait_for_load_state("load")
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-            verdict = page.inner_text("#verdict")
-            failed = page.inner_text("#failed")
-            title = page.inner_text("#timeline-title")
-            images = page.eval_on_selector_all(
-                "img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0, e.getBoundingClientRect().top])")
-            verdict_top = page.eval_on_selector("#verdict", "e => e.getBoundingClientRect().top")
-        finally:
-            browser.close()
+    def read(page):
+        return (page.inner_text("#verdict"), page.inner_text("#failed"), page.inner_text("#timeline-title"),
+                page.eval_on_selector_all(
+                    "img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0, e.getBoundingClientRect().top])"),
+                page.eval_on_selector("#verdict", "e => e.getBoundingClientRect().top"))
+
+    (verdict, failed, title, images, verdict_top), requested = open_offline(report_file, SCREENSHOT, read)
     assert verdict == "INVALID"
     assert "decisions_follow_rules" in failed
     assert title == "Checkpoint timeline"

@@ -16,9 +16,9 @@ from regionchaos.cli import main
 from regionchaos.storage import ObjectStore
 from regionchaos.study import STUDIES_PREFIX, StudyPlan, measure, run_study
 from regionchaos.tables import SCHEMAS
+from tests.offline_page import open_offline
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "artifacts" / "screenshots" / "study.png"
 TOLERANCE_SIGMAS = 4  # |measured - closed form| <= 4 binomial standard errors of the closed form
 
@@ -99,31 +99,19 @@ def test_global_success_rate_matches_the_closed_form(study):
 @pytest.mark.spark
 @pytest.mark.browser
 def test_the_study_page_renders_its_plots_and_table(study, s3_server):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     page_bytes = ObjectStore(s3_server.config, f"{STUDIES_PREFIX}/{study['study_id']}").get("index.html")
     target = ROOT / "artifacts" / "study" / "index.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(page_bytes)
     assert Path(study["local"]).read_bytes() == page_bytes
-    requested: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto(target.as_uri())
-            page.wait_for_load_state("load")
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-            images = page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])")
-            table = page.eval_on_selector_all(
-                "#study-table tbody tr", "els => els.map(e => [e.dataset.policy, e.dataset.p, "
-                                         "e.querySelector('.rate') && e.querySelector('.rate').innerText])")
-        finally:
-            browser.close()
+
+    def read(page):
+        return (page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])"),
+                page.eval_on_selector_all(
+                    "#study-table tbody tr", "els => els.map(e => [e.dataset.policy, e.dataset.p, "
+                                             "e.querySelector('.rate') && e.querySelector('.rate').innerText])"))
+
+    (images, table), requested = open_offline(target, SCREENSHOT, read)
     shown = dict(images)
     assert {"success", "staleness", "replayed", "retained", "requests"} <= set(shown)
     assert all(shown.values()), shown

@@ -20,6 +20,7 @@ whitelisted segment by segment, so nothing outside ``<prefix>/<run_id>/`` is ser
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import mimetypes
@@ -182,37 +183,30 @@ def api_runs(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), q: str = Que
 @app.get("/runs/{run_id}/{key:path}", name="run_object")
 def run_object(run_id: str, key: str) -> Response:
     key = safe_key(run_id, key)
-    config = run_storage()
-    if config is None:
-        raise _no_storage()
-    from regionchaos.storage import ObjectStore
-
-    try:
-        body = ObjectStore.for_run(config, run_id).get_or_none(key)
-    except Exception as exc:
-        raise _unreachable(exc) from exc
-    if body is None:
-        raise HTTPException(status_code=404, detail="no such object")
-    media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": STORED_CSP}
-    return Response(body, media_type=media_type, headers=headers)
+    return _stored(lambda config, store: store.for_run(config, run_id), key, "no such object")
 
 
 @app.get("/studies/{study_id}/{key}", name="study_object")
 def study_object(study_id: str, key: str) -> Response:
     if not RUN_ID_RE.match(study_id) or ".." in study_id or key not in STUDY_KEYS:
         raise HTTPException(status_code=404, detail="no such study object")
+    return _stored(lambda config, store: store(config, f"{STUDIES_PREFIX}/{study_id}"), key, "no such study object")
+
+
+def _stored(open_store, key: str, missing: str) -> Response:
+    """One object from the run storage (``open_store(config, ObjectStore)`` picks the prefix),
+    served sandboxed: 503 without storage or when it is unreachable, 404 when it is missing."""
     config = run_storage()
     if config is None:
         raise _no_storage()
     from regionchaos.storage import ObjectStore
 
     try:
-        body = ObjectStore(config, f"{STUDIES_PREFIX}/{study_id}").get_or_none(key)
+        body = open_store(config, ObjectStore).get_or_none(key)
     except Exception as exc:
         raise _unreachable(exc) from exc
     if body is None:
-        raise HTTPException(status_code=404, detail="no such study object")
+        raise HTTPException(status_code=404, detail=missing)
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
     headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": STORED_CSP}
     return Response(body, media_type=media_type, headers=headers)
@@ -238,10 +232,8 @@ def index(request: Request, q: str = Query("", max_length=200),
     from regionchaos_airflow.trend import nightly_points, trend_png
 
     chosen = {"scenario": scenario, "verdict": verdict, "mutant": mutant}
-    options = {name: sorted({str(r.get(name) or "none") if name == "mutant" else str(r.get(name) or "")
-                             for r in rows} - {""}) for name in chosen}
-    shown = [r for r in rows if all(not want or (str(r.get(name) or "none") if name == "mutant" else str(r.get(name)))
-                                    == want for name, want in chosen.items())]
+    options = {name: sorted({_shown_value(r, name) for r in rows} - {""}) for name in chosen}
+    shown = [r for r in rows if all(not want or _shown_value(r, name) == want for name, want in chosen.items())]
     points = nightly_points(shown)
     page = _template("runs.html.j2").render(
         rows=shown, total=len(rows), studies=studies, q=q, chosen=chosen, invariants=INVARIANTS,
@@ -252,7 +244,15 @@ def index(request: Request, q: str = Query("", max_length=200),
     return HTMLResponse(page)
 
 
+def _shown_value(row: dict[str, Any], name: str) -> str:
+    """A row's value of a filtered column as the view shows it (no mutant reads "none")."""
+    value = row.get(name)
+    return str(value or "none") if name == "mutant" else str(value or "")
+
+
+@functools.lru_cache(maxsize=None)
 def _template(name: str):
+    """A template of the plugin (loaded and compiled once per process)."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),

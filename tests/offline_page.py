@@ -1,0 +1,36 @@
+"""Open a saved HTML page (a run report, a study, a swarm report) in headless Chromium.
+
+`open_offline(path, screenshot, evaluate)` loads ``path`` from disk, saves a full-page
+screenshot, and returns (``evaluate(page)``, every URL the page requested). Skips the test when
+Chromium (/usr/bin/chromium) or playwright is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def open_offline(path: Path, screenshot: Path, evaluate: Callable[[Any], Any]) -> tuple[Any, list[str]]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    requested: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(Path(path).as_uri())
+            page.wait_for_load_state("load")
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+            seen = evaluate(page)
+        finally:
+            browser.close()
+    return seen, requested
