@@ -20,10 +20,10 @@ request. The driver then reads the tables into Spark and runs `validate.gx_check
 every seed; each seed's verdict comes from GX's per-run results (`validate._check`). A seed
 whose emulation raised has no rows: it is ``unknown`` with its error, never valid.
 
-Reading the tables back: Spark here has no ``s3a://`` (hadoop-aws cannot be installed), so on
-a local master the driver downloads the parts (one GET each) to a scratch directory and reads
-it with ``spark.read.parquet``. On a cluster with hadoop-aws the parts are read in place
-(``s3a://BUCKET/swarms/SWARM_ID/tables/<table>/``): nothing passes through the driver.
+Reading the tables back: on a local master the driver downloads the parts (one GET each) to a
+scratch directory and reads it with ``spark.read.parquet``. On a cluster the executors read
+them (`read_remote_tables`: a GET and pyarrow per part, inside ``mapInArrow``), so nothing
+passes through the driver and no ``s3a://`` (hadoop-aws) is needed on the cluster.
 """
 
 from __future__ import annotations
@@ -220,13 +220,9 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
 
 def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
     """The swarm's tables as Spark DataFrames (`SCHEMAS`). Local master: the parts are
-    downloaded to ``directory`` and read there; else read in place through ``s3a://``."""
-    from pyspark.sql.types import _parse_datatype_string
-
+    downloaded to ``directory`` and read there; else (no directory) the executors read them."""
     if directory is None:
-        base = f"s3a://{store.config.bucket}/{store.run_prefix}tables"
-        return {name: spark.read.schema(_parse_datatype_string(ddl)).parquet(f"{base}/{name}/")
-                for name, ddl in tables_mod.SCHEMAS.items()}
+        return read_remote_tables(spark, store)
     keys = store.list_keys("tables/")
     for key, body in store.get_many(keys).items():
         path = os.path.join(directory, key)
@@ -234,6 +230,39 @@ def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
         with open(path, "wb") as fh:
             fh.write(body)
     return read_local_tables(spark, directory)
+
+
+def read_remote_tables(spark, store: ObjectStore) -> dict:
+    """The tables read by the executors, one task per Parquet part (`_read_parts`), each
+    materialised once in the executors' block stores (``localCheckpoint``: the suites scan a
+    table many times, and must not GET its parts again for every scan)."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    keys = store.list_keys("tables/")
+    out = {}
+    for name, ddl in tables_mod.SCHEMAS.items():
+        schema = _parse_datatype_string(ddl)
+        parts = [(key,) for key in keys if key.startswith(f"tables/{name}/")]
+        if not parts:
+            out[name] = spark.createDataFrame([], schema)
+            continue
+        listing = spark.createDataFrame(spark.sparkContext.parallelize(parts, len(parts)), "key string")
+        frame = listing.mapInArrow(partial(_read_parts, store.config, store.run_prefix, name), schema)
+        out[name] = frame.localCheckpoint(eager=True)
+    return out
+
+
+def _read_parts(config: StorageConfig, prefix: str, name: str, batches) -> Iterator:
+    """Executor side of `read_remote_tables`: the Arrow batches of the parts named in ``batches``."""
+    import pyarrow.parquet as pq
+
+    from .dataplane import _cached_client
+
+    store = ObjectStore(config, prefix, client=_cached_client(config))
+    schema = tables_mod.arrow_schema(name)
+    for batch in batches:
+        for key in batch.column("key").to_pylist():
+            yield from pq.read_table(io.BytesIO(store.get(key))).cast(schema).to_batches()
 
 
 def read_local_tables(spark, directory: str) -> dict:

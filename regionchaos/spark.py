@@ -6,6 +6,13 @@ Out: a shared, quiet SparkSession tuned for small local jobs (no UI, 4 shuffle
      partitions, reused Python workers whose interpreter is this one), and
      `session_start_seconds`: how long building it took (None if it was reused).
 
+On a cluster master (``spark://``, ``yarn``, ``k8s://``: anything but ``local``) the executors
+run other machines' Pythons, which have the dependencies but not this package: `get_spark`
+ships it, as a zip of the installed ``regionchaos`` directory (`package_zip`) added with
+``addPyFile``, whether the session was built here or by spark-submit. The S3 endpoint
+reaches the tasks in their arguments (`regionchaos.storage.StorageConfig`), credentials come
+from each executor's own AWS chain.
+
 Starting a session costs seconds (JVM start, py4j gateway): build it once per
 process and pass it around. ``pyspark`` is imported lazily so importing this
 module stays cheap (Airflow DAG parsing, the CLI's ``--help``).
@@ -13,12 +20,15 @@ module stays cheap (Airflow DAG parsing, the CLI's ``--help``).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
 import tempfile
 import threading
 import time
+import zipfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 # py4j logs 'Closing down clientserver connection' at interpreter exit, after
@@ -104,6 +114,7 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
             if master is not None and running != master and not submitted():
                 raise RuntimeError(f"a Spark session on {running!r} is already running; cannot switch to {master!r}")
             _session = active
+            ship_package(active)
             return active
         started = time.perf_counter()
         # Python workers must run this interpreter (the venv with regionchaos installed)
@@ -119,6 +130,7 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+        ship_package(spark)
         _session = spark
         session_start_seconds = round(time.perf_counter() - started, 3)
         return spark
@@ -127,6 +139,41 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
 def submitted() -> bool:
     """True in a driver started by spark-submit (its JVM and py4j gateway exist already)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def package_zip(directory: str | None = None) -> str:
+    """A zip of the ``regionchaos`` package (every file but bytecode), named by its content.
+
+    Built once per content under the temp directory and reused: the name changes exactly
+    when a file does, so executors never run a stale copy.
+    """
+    root = Path(directory or Path(__file__).resolve().parent)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    out = Path(tempfile.gettempdir()) / f"regionchaos-package-{os.getuid()}" / f"regionchaos-{digest.hexdigest()[:16]}.zip"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in files:
+                archive.write(path, Path(root.name) / path.relative_to(root))
+        os.replace(tmp, out)
+    return str(out)
+
+
+def ship_package(spark: SparkSession) -> str | None:
+    """Add `package_zip` to the session's Python path on a cluster master (once); its path, or
+    None on a local master (the workers run this interpreter) or when this package is itself
+    imported from an archive (spark-submit ``--py-files`` shipped it already)."""
+    context = spark.sparkContext
+    if _cores(context.master) is not None or not Path(__file__).resolve().parent.is_dir():
+        return None
+    path = package_zip()
+    if os.path.basename(path) not in context._python_includes:
+        context.addPyFile(path)
+    return path
 
 
 def stop_spark() -> None:
