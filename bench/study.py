@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def table(rows: list[dict]) -> list[str]:
     out = ["| parallelism | p | policy | attempts | success rate | closed form | staleness mean | staleness max "
-           "| records replayed | region failovers | retained MiB | S3 requests |",
-           "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| records replayed | region failovers | global failovers | retained MiB | S3 requests |",
+           "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: (r["parallelism"], r["probability"])):
         if "error" in r:
             out.append(f"| {r['parallelism']} | {r['probability']} | {r['policy']} | error: {r['error']} |")
@@ -33,7 +33,7 @@ def table(rows: list[dict]) -> list[str]:
         closed = f"{r['closed_form']:.3f}" if "closed_form" in r else ""
         out.append(f"| {r['parallelism']} | {r['probability']} | {r['policy']} | {r['attempts']} | "
                    f"{r['success_rate']:.3f} ± {r['success_rate_se']:.3f} | {closed} | {r['staleness_mean']:.2f} | "
-                   f"{r['staleness_max']} | {r['records_replayed']:.0f} | {r['region_failovers']:.1f} | "
+                   f"{r['staleness_max']} | {r['records_replayed']:.0f} | {r['region_failovers']:.1f} | {r.get('global_failovers', float('nan')):.1f} | "
                    f"{r['retained_bytes'] / 2**20:.2f} | {r['s3_requests']:.0f} |")
     return out
 

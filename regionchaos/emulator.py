@@ -630,8 +630,10 @@ class Emulation:
         enum.add_splits(s for s in found if s not in known)
 
     def _restart_from_scratch(self, cause: str) -> None:
-        """No completed checkpoint yet: the whole job starts over."""
+        """No completed checkpoint yet: the whole job starts over, and every record consumed
+        so far is consumed again (replayed, as after a restore from checkpoint 0)."""
         self.stats["global_failovers"] += 1
+        self.stats["records_replayed"] += sum(sp.consumed for sp in self.splits.values())
         self.log("global_restart_from_scratch", cause=cause)
         enum = self.coordinator.enumerator
         self._rediscover()  # after a JobManager failover the enumerator is a new, empty one

@@ -6,7 +6,8 @@ In:  a `StudyPlan` (policies, per-task checkpoint failure probabilities, paralle
 Out: `run_study(...) -> dict` (also ``studies/STUDY_ID/study.json`` on the store) with one
      row per (policy, parallelism, probability): checkpoint success rate (and, for global
      checkpoints, the closed form ``(1 - p) ** tasks``), mean and maximum state staleness,
-     records replayed after failover, retained checkpoint storage and S3 requests, each
+     records replayed after failover (region and global failovers, also counted), retained
+     checkpoint storage and S3 requests, each
      averaged over the same seeds; and ``studies/STUDY_ID/index.html``, one page with the
      plots and the table (`render_page`), which the plugin's runs view links.
 
@@ -186,7 +187,8 @@ def run_cell(plan: StudyPlan, cell: dict) -> dict:
         rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
         out.update(measure(rows, scenario.first_checkpoint_id), run_id=run_id, s3_requests=int(requests),
                    records_replayed=int(result.stats["records_replayed"]),
-                   region_failovers=int(result.stats["region_failovers"]))
+                   region_failovers=int(result.stats["region_failovers"]),
+                   global_failovers=int(result.stats["global_failovers"]))
     except Exception as exc:  # noqa: BLE001 - reported per cell; the study goes on
         out["error"] = f"{type(exc).__name__}: {exc}"
     out["seconds"] = round(time.perf_counter() - started, 3)
@@ -236,6 +238,7 @@ def aggregate(cells: list[dict]) -> list[dict]:
             staleness_max=max(c["staleness_max"] for c in group),
             records_replayed=sum(c["records_replayed"] for c in group) / len(group),
             region_failovers=sum(c["region_failovers"] for c in group) / len(group),
+            global_failovers=sum(c["global_failovers"] for c in group) / len(group),
             retained_bytes=sum(c["retained_bytes"] for c in group) / len(group),
             s3_requests=sum(c["s3_requests"] for c in group) / len(group),
         )

@@ -433,6 +433,14 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
 # -- stats --------------------------------------------------------------------------------------
 
 
+def _retained_bytes(inventory) -> int:
+    """Bytes of checkpoint objects (state files, ``_metadata``) left in storage at the end of the
+    run, from the final listing (the inventory): what retaining checkpoints costs."""
+    if not len(inventory):
+        return 0
+    return int(inventory.loc[inventory["area"] == "checkpoints", "size_bytes"].fillna(0).sum())
+
+
 def run_stats(frames: dict) -> dict:
     """Numbers for summary.json and the report, from the tables (pandas)."""
     cp = frames["checkpoints"]
@@ -477,6 +485,7 @@ def run_stats(frames: dict) -> dict:
         "records_committed_validated": int((commits["end"] - commits["start"]).sum()) if len(commits) else 0,
         "commits": int(len(commits)),
         "checkpoints_with_readable_state": int(counter_readable["checkpoint_id"].nunique()),
+        "retained_bytes_end": _retained_bytes(frames["inventory"]),
         "table_rows": {name: int(len(f)) for name, f in frames.items()},
     }
 

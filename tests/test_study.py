@@ -120,3 +120,21 @@ def test_the_study_page_renders_its_plots_and_table(study, s3_server):
         assert rates[(row["policy"], row["probability"])] == pytest.approx(row["success_rate"], abs=5e-4)
     assert all(url.startswith(("file:", "data:")) for url in requested), requested
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_a_restart_from_scratch_counts_its_records_as_replayed():
+    """A region crash before any checkpoint completes restarts the whole job from scratch: every
+    record consumed before it is consumed again, so it is replayed (the study's "records
+    replayed" once missed these; with no restore from a checkpoint it stayed 0)."""
+    from regionchaos.fastswarm import emulate_in_memory
+    from regionchaos.scenario import load
+
+    quiet = {f"faults.{k}": 0.0 for k in ("decline", "timeout", "subtask_crash", "taskmanager_loss", "put_failure",
+                                          "recovery_failure", "jobmanager_failover", "crash_before_metadata", "slow_put")}
+    scenario = load("smoke", {**quiet, "faults.schedule": [{"checkpoint": 0, "kind": "subtask_crash", "region": 0}]})
+    result, rows = emulate_in_memory(scenario, None)
+    kinds = [e["kind"] for e in result.events]
+    assert "global_restart_from_scratch" in kinds, kinds[:20]
+    assert kinds.count("global_restore") == 0  # nothing restored from a checkpoint
+    assert result.stats["global_failovers"] == 1
+    assert result.stats["records_replayed"] > 0

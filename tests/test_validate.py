@@ -247,6 +247,11 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
     s3 = summary["stats"]["s3"]["requests_by_op"]
     assert s3["GetObject"] >= summary["stats"]["validation_s3_requests"]["GetObject"] > 0 and s3["PutObject"] > 0
     assert '<img id="requests"' in page
+    # retained checkpoint storage at the end: the bytes S3 itself lists under checkpoints/
+    pages = store.client.get_paginator("list_objects_v2").paginate(Bucket=s3_server.config.bucket,
+                                                                   Prefix=store.run_prefix + "checkpoints/")
+    listed = sum(o["Size"] for page_ in pages for o in page_.get("Contents", []))
+    assert listed > 0 and summary["stats"]["retained_bytes_end"] == listed
 
 
 @pytest.mark.spark
