@@ -35,7 +35,7 @@ from regionchaos.swarm import judge_seeds
 
 
 def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None,
-               batch: int) -> list[dict]:
+               batch: int, mix: bool = False) -> list[dict]:
     """``seeds`` of scenario ``name`` through the swarm's fast path (consecutive seeds, at most
     ``batch`` of them, become one swarm each: one GX pass), scenario fault settings as written
     plus ``overrides``. Each swarm's summary stays in ``.runs/swarms/`` (errors of unknown checks)."""
@@ -47,7 +47,7 @@ def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions
         end = start + 1
         while end < len(seeds) and seeds[end] == seeds[end - 1] + 1 and end - start < batch:
             end += 1
-        result = fast_swarm(name, end - start, first_seed=seeds[start], overrides=overrides, mix=False,
+        result = fast_swarm(name, end - start, first_seed=seeds[start], overrides=overrides, mix=mix,
                             console=console, partitions=partitions and min(partitions, end - start),
                             local_dir=".runs")
         console.print(f"{name}: {result['judged']} seeds in {result['wall_seconds']} s "
@@ -108,8 +108,9 @@ def summarize(paths: list[str]) -> int:
                     by_scenario.setdefault(name, {})[int(r["seed"])] = r
     rows, bad = [], 0
     for name, runs in by_scenario.items():
-        policy = next(iter(runs.values())).get("policy", "flip")
-        row, off = table_row(name, [runs[k] for k in sorted(runs)], None, POLICIES[policy] or None)
+        first = next(iter(runs.values()))
+        overrides = dict(POLICIES[first.get("policy", "flip")], **({"faults.swarm": True} if first.get("mix") else {}))
+        row, off = table_row(name, [runs[k] for k in sorted(runs)], None, overrides or None)
         rows.append(row)
         bad += off
     print(f"From: {', '.join(paths)} (`.venv/bin/python bench/seeds_matrix.py --summarize ...`)\n")
@@ -129,6 +130,10 @@ def main() -> int:
     p.add_argument("--fast", action="store_true", help="emulate through the swarm's fast path (in memory, "
                    "seeds as Spark tasks, one GX pass per scenario)")
     p.add_argument("--partitions", type=int, help="--fast: Spark tasks per scenario (default: the swarm's)")
+    p.add_argument("--mix", action="store_true", help="--fast: each seed draws its own fault mix within the "
+                   "scenario's bounds (faults.swarm, as `regionchaos swarm`) instead of the scenario's own rates")
+    p.add_argument("--skip-findings", action="store_true", help="leave out the scenarios marked expect: invalid "
+                   "(the findings' own reproducers)")
     p.add_argument("--summarize", nargs="+", metavar="JSONL", help="only print the table of these --jsonl files")
     p.add_argument("--policy", choices=sorted(POLICIES), default="flip",
                    help="the regional-checkpoint rules every scenario runs under (default: flip, the FLIP as "
@@ -138,8 +143,12 @@ def main() -> int:
     if args.summarize:
         return summarize(args.summarize)
     names = args.scenarios.split(",") if args.scenarios else [n for n in catalogue() if n != "large"]
+    if args.skip_findings:
+        names = [n for n in names if load(n).expect.verdict != "invalid"]
+    if args.mix and not args.fast:
+        p.error("--mix needs --fast")
     console = Console(stderr=True)
-    overrides = POLICIES[args.policy]
+    overrides = dict(POLICIES[args.policy], **({"faults.swarm": True} if args.mix else {}))
     rows, bad = [], 0
     for name in names:
         started = time.perf_counter()
@@ -149,6 +158,8 @@ def main() -> int:
                 keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "unknown")}
                 keep.update({k: result[k] for k in ("unknown_errors", "error") if result.get(k)})
                 keep.update(scenario=name, policy=args.policy, elapsed_s=round(time.perf_counter() - started, 1))
+                if args.mix:
+                    keep["mix"] = True
                 with open(args.jsonl, "a") as f:
                     f.write(json.dumps(keep, sort_keys=True) + "\n")
 
@@ -157,7 +168,7 @@ def main() -> int:
         if load(name).expect.verdict == "invalid" and own not in seeds:
             seeds.append(own)
         if args.fast:
-            runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch)
+            runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch, mix=args.mix)
             for r in runs:
                 record(r)
         else:

@@ -289,37 +289,65 @@ def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
 def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
     """All tables of one run as rows: table -> tuples in the column order of `SCHEMAS`
     (`build_frames` makes frames of them; the swarm's fast path gathers the rows of many
-    runs and makes one Arrow table of them, `arrow_table`)."""
+    runs and makes one Arrow table of them, `arrow_table`). One section per group of tables,
+    in this order (a table's rows keep the order its sections add them in)."""
     rid = art.run_id
     t = {name: _Cols(ddl) for name, ddl in SCHEMAS.items()}
     sc = art.scenario_doc.get("scenario", {})
     topo = sc.get("topology", {})
-    work = sc.get("workload", {})
-    flink = sc.get("flink", {})
-    faults = sc.get("faults", {})
-    seed = int(art.scenario_doc.get("seed", sc.get("seed", 0)))
-    events = art.events
-    first = {}
-    for e in events:
+    first: dict[str, dict] = {}
+    for e in art.events:
         first.setdefault(e["kind"], e)
-    started = first.get("run_started", {})
+    h = _replay_history(t, art, topo, first)
+    # the metadata judged: the _metadata object where it is still on storage, else the history's copy
+    # (the checkpoint_completed event); for the retained ones both copies' digests are kept, so a rule
+    # can hold them equal (only those: re-encoding every copy would cost as much as parsing the history)
+    stored = art.metadata_at_end
+    digests = ({cid: _digest(h.meta[cid]) for cid in stored if cid in h.meta},
+               {cid: _digest(doc) for cid, doc in stored.items()})
+    meta = {**h.meta, **stored}
+    _run_row(t["run"], art, first, h.heal_attempt)
+    _checkpoint_rows(t["checkpoints"], rid, h, meta, stored, digests)
+    split_ranges: set[tuple[int, int, int]] = set()
+    _state_rows(t, art, meta, h, topo, split_ranges)
+    _stored_segment_rows(t, rid, stored, art.state_files)
+    _inventory_rows(t["inventory"], rid, art.inventory)
+    _sink_rows(t, art, split_ranges)
+    _truth(t["truth"], rid, int(art.scenario_doc.get("seed", sc.get("seed", 0))), split_ranges)
+    _event_rows(t, rid, art.events, meta)
+    return {name: cols.rows for name, cols in t.items()}
 
-    # -- replay the history: parallelism of the time, retention, deletions ------------------
+
+@dataclass
+class _Replayed:
+    """What replaying the history tells: per checkpoint id its trigger (with the parallelism and
+    regions of the time, ``_p`` / ``_regions``), decision, completed metadata and its event's
+    seq, voiding; the parallelism at the end and the attempt healing started at."""
+
+    p_now: int
+    trig: dict[int, dict] = field(default_factory=dict)
+    dec: dict[int, dict] = field(default_factory=dict)
+    meta: dict[int, dict] = field(default_factory=dict)
+    completed_seq: dict[int, int] = field(default_factory=dict)
+    voided: dict[int, dict] = field(default_factory=dict)
+    heal_attempt: int | None = None
+
+
+def _replay_history(t: dict, art: RunArtifacts, topo: dict, first: dict) -> _Replayed:
+    """Walk the history once: task responses, deletions and retention intervals as rows, the
+    rest (`_Replayed`) for the sections that follow."""
+    rid = art.run_id
+    started = first.get("run_started", {})
     p_now = int(started.get("parallelism", topo.get("parallelism", 1)))
     regions_now = int(started.get("regions", p_now))
-    trig: dict[int, dict] = {}
-    dec: dict[int, dict] = {}
-    meta: dict[int, dict] = {}
-    completed_seq: dict[int, int] = {}
-    voided: dict[int, dict] = {}
+    h = _Replayed(p_now, heal_attempt=first["heal_started"]["attempt"] if "heal_started" in first else None)
     open_from: dict[int, int] = {}
-    heal_attempt = first["heal_started"]["attempt"] if "heal_started" in first else None
-    for e in events:
+    for e in art.events:
         k = e["kind"]
         if k == "global_restore":
             p_now, regions_now = int(e["new_parallelism"]), int(e["regions"])
         elif k == "checkpoint_triggered":
-            trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
+            h.trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
         elif k == "task_responses":  # the task side's record, apart from the coordinator's decision
             for vertex, sub, response, at_ms, upload_ms, reason in e["tasks"]:
                 t["task_responses"].add(
@@ -328,7 +356,7 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
                     upload_ms=upload_ms, reason=reason)
         elif k == "checkpoint_decided":
             cid = e["checkpoint_id"]
-            dec[cid] = e
+            h.dec[cid] = e
             cause = "abort" if e["status"] == "ABORTED" else "cleaner"
             for key in e.get("deleted_keys") or []:
                 t["deletions"].add(run_id=rid, seq=e["seq"], checkpoint_id=cid, object_key=key, cause=cause)
@@ -338,11 +366,11 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
             if e["status"] != "ABORTED":
                 open_from[cid] = e["seq"]
         elif k == "checkpoint_completed":
-            meta[e["checkpoint_id"]] = e["metadata"]
-            completed_seq[e["checkpoint_id"]] = e["seq"]
+            h.meta[e["checkpoint_id"]] = e["metadata"]
+            h.completed_seq[e["checkpoint_id"]] = e["seq"]
             open_from.setdefault(e["checkpoint_id"], e["seq"])
         elif k == "checkpoint_voided":
-            voided[e["checkpoint_id"]] = e
+            h.voided[e["checkpoint_id"]] = e
         elif k == "jobmanager_failover":
             recovered = set(e.get("recovered") or [])
             for cid in sorted(open_from):
@@ -354,16 +382,13 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
                 t["deletions"].add(run_id=rid, seq=e["seq"], checkpoint_id=None, object_key=key, cause="orphan")
     for cid, frm in sorted(open_from.items()):
         t["retention"].add(run_id=rid, checkpoint_id=cid, from_seq=frm, to_seq=None)
+    h.p_now = p_now
+    return h
 
-    # -- the metadata judged: the _metadata object where it is still on storage, else the history's copy
-    # (the checkpoint_completed event); for the retained ones both copies' digests are kept, so a rule
-    # can hold them equal (only those: re-encoding every copy would cost as much as parsing the history)
-    stored = art.metadata_at_end
-    history_digest = {cid: _digest(meta[cid]) for cid in stored if cid in meta}
-    stored_digest = {cid: _digest(doc) for cid, doc in stored.items()}
-    meta = {**meta, **stored}
 
-    # -- ref-chain depth (checkpoint level) and staleness -----------------------------------
+def _chains(meta: dict[int, dict]) -> tuple[dict, dict, dict]:
+    """Per checkpoint: the checkpoints its entries reference, its ref-chain depth, its staleness
+    (its id minus the oldest origin of its state)."""
     ref_ids: dict[int, list[int]] = {}
     depth: dict[int, int] = {}
     staleness: dict[int, int] = {}
@@ -374,10 +399,18 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
         depth[cid] = 0 if not refs else 1 + max(depth.get(r, 0) for r in refs)
         origins = [h[2] for en in entries for h in en["handles"]]
         staleness[cid] = cid - min(origins) if origins else 0
+    return ref_ids, depth, staleness
 
-    # -- run ------------------------------------------------------------------------------------
-    t["run"].add(
-        run_id=rid, scenario=sc.get("name"), seed=seed, mutant=art.scenario_doc.get("mutant"),
+
+def _run_row(table: _Cols, art: RunArtifacts, first: dict, heal_attempt: int | None) -> None:
+    """The run's one row: its settings as recorded in scenario.json, and how far it got."""
+    sc = art.scenario_doc.get("scenario", {})
+    topo, work, flink = sc.get("topology", {}), sc.get("workload", {}), sc.get("flink", {})
+    faults = sc.get("faults", {})
+    started = first.get("run_started", {})
+    table.add(
+        run_id=art.run_id, scenario=sc.get("name"), seed=int(art.scenario_doc.get("seed", sc.get("seed", 0))),
+        mutant=art.scenario_doc.get("mutant"),
         bounded=bool(work.get("bounded", False)), records_per_split=int(work.get("records_per_split", 0)),
         splits_total=int(work.get("splits", 0)) + int(work.get("discovered_splits", 0)),
         initial_splits=int(work.get("splits", 0)),
@@ -395,21 +428,25 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
         first_checkpoint_id=int(sc.get("first_checkpoint_id", 1)), fault_attempts=int(sc.get("checkpoints", 0)),
         heal_attempt=heal_attempt, started="run_started" in first, run_finished="run_finished" in first,
         job_finished="job_finished" in first, job_not_finished="job_not_finished" in first,
-        history_events=len(events), history_files=art.history_files,
+        history_events=len(art.events), history_files=art.history_files,
         timeout_ms=int(flink.get("execution.checkpointing.timeout", 600_000)),
         region_timeout_ms=flink.get("execution.checkpointing.region.timeout"),
         semantics=flink.get("execution.checkpointing.region.semantics", "flip"),
     )
 
-    # -- checkpoints ----------------------------------------------------------------------------
-    for cid in sorted(set(trig) | set(dec) | set(voided) | set(stored)):
-        tr, d, m = trig.get(cid, {}), dec.get(cid), meta.get(cid)
-        status = d["status"] if d else ("VOIDED" if cid in voided else None)
+
+def _checkpoint_rows(table: _Cols, rid: str, h: _Replayed, meta: dict, stored: dict, digests: tuple) -> None:
+    """One row per checkpoint id the run saw: trigger, decision, metadata, chain, digests."""
+    history_digest, stored_digest = digests
+    ref_ids, depth, staleness = _chains(meta)
+    for cid in sorted(set(h.trig) | set(h.dec) | set(h.voided) | set(stored)):
+        tr, d, m = h.trig.get(cid, {}), h.dec.get(cid), meta.get(cid)
+        status = d["status"] if d else ("VOIDED" if cid in h.voided else None)
         attempt = tr.get("attempt", d["attempt"] if d else None)
         cs = (m or {}).get("coordinatorState") or {}
-        t["checkpoints"].add(
+        table.add(
             run_id=rid, checkpoint_id=cid, attempt=attempt, trigger_seq=tr.get("seq"),
-            decided_seq=d["seq"] if d else None, status=status, completed=m is not None, voided=cid in voided,
+            decided_seq=d["seq"] if d else None, status=status, completed=m is not None, voided=cid in h.voided,
             reason=d.get("reason") if d else None,
             forced_global=bool(d["forced_global"]) if d else tr.get("forced_global"),
             final=bool(d["final"]) if d else tr.get("final"), trigger_counter=tr.get("counter"),
@@ -422,7 +459,7 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
             max_consecutive_failures=d["max_consecutive_failures"] if d else None,
             region_enabled=d["region_enabled"] if d else None,
             subsumed=[int(x) for x in d["subsumed"]] if d else None, deleted_count=d.get("deleted") if d else None,
-            healing=heal_attempt is not None and attempt is not None and attempt >= heal_attempt,
+            healing=h.heal_attempt is not None and attempt is not None and attempt >= h.heal_attempt,
             job_parallelism=tr.get("_p"), job_regions=tr.get("_regions"),
             metadata_type=m["type"] if m else None,
             metadata_parallelism=_j(m["parallelism"]) if m else None,
@@ -431,17 +468,22 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
             coord_unassigned=list(cs["unassigned"]) if "unassigned" in cs else None,
             entry_count=len(m["operatorSubtaskStates"]) if m else None,
             ref_ids=ref_ids.get(cid), ref_depth=depth.get(cid), staleness=staleness.get(cid),
-            completed_seq=completed_seq.get(cid), stored_digest=stored_digest.get(cid),
+            completed_seq=h.completed_seq.get(cid), stored_digest=stored_digest.get(cid),
             history_digest=history_digest.get(cid),
         )
 
-    # -- entries, entry_splits, handles, channel_state, state_values ---------------------------------
+
+def _state_rows(t: dict, art: RunArtifacts, meta: dict, h: _Replayed, topo: dict,
+                split_ranges: set[tuple[int, int, int]]) -> None:
+    """Each completed checkpoint's entries as named by its metadata (entries, entry_splits,
+    handles), and what the named segments hold in the state objects (state_values,
+    channel_state); the record ranges seen go into ``split_ranges`` (for the truth table)."""
+    rid = art.run_id
     present = {k for k, _ in art.inventory}
-    split_ranges: set[tuple[int, int, int]] = set()
     entry_rows, split_rows = t["entries"].rows, t["entry_splits"].rows  # the big ones: tuples, in column order
     for cid in sorted(meta):
         m = meta[cid]
-        p_time = trig.get(cid, {}).get("_p", p_now)
+        p_time = h.trig.get(cid, {}).get("_p", h.p_now)
         ctype = m["type"]
         per_object: dict[str, int] = {}
         for en in m["operatorSubtaskStates"]:
@@ -450,10 +492,10 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
             par = int(m["parallelism"].get(op, p_time))
             region = region_of(vertex, sub, p_time, topo)
             handles, channels = en["handles"], en["channelState"]
-            origins = [h[2] for h in handles] + [c[2] for c in channels]
+            origins = [x[2] for x in handles] + [c[2] for c in channels]
             lo, hi = (min(origins), max(origins)) if origins else (None, None)
             entry_rows.append((rid, cid, ctype, op, vertex, sub, region, par, ref, lo, hi, len(handles),
-                               len(channels), sum(len(h[3]) for h in handles)))
+                               len(channels), sum(len(x[3]) for x in handles)))
             pos = 0
             split_op = op in SPLIT_OPERATORS
             for key, seg, origin, els in handles:
@@ -464,8 +506,7 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
                 pos += len(els)
                 if key not in present or key not in art.state_files:
                     continue
-                file = art.state_files[key]
-                segment = file.get("segments", {}).get(seg)
+                segment = art.state_files[key].get("segments", {}).get(seg)
                 for el in els:
                     row = _segment_row(op, el, segment)
                     t["state_values"].add(
@@ -491,34 +532,45 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
                     split_ranges.add((int(channel), int(seg_doc["start"]), int(seg_doc["end"])))
         for key, n in sorted(per_object.items()):
             t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="completed", n_segments=n)
+
+
+def _stored_segment_rows(t: dict, rid: str, stored: dict, state_files: dict) -> None:
+    """The segments the ``_metadata`` objects still on storage name (named_segments, handles
+    with source ``storage``), and what the state objects read from storage hold (object_segments)."""
     for cid, doc in sorted(stored.items()):
-        per_object = {}
+        per_object: dict[str, int] = {}
         for en in doc["operatorSubtaskStates"]:
             op, sub = en["operator"], int(en["subtask"])
             for kind, handles in (("state", en["handles"]), ("channel", en["channelState"])):
-                for h in handles:
-                    per_object[h[0]] = per_object.get(h[0], 0) + 1
+                for x in handles:
+                    per_object[x[0]] = per_object.get(x[0], 0) + 1
                     t["named_segments"].add(run_id=rid, checkpoint_id=cid, operator=op, subtask=sub, kind=kind,
-                                            object_key=h[0], segment=h[1])
+                                            object_key=x[0], segment=x[1])
         for key, n in sorted(per_object.items()):
             t["handles"].add(run_id=rid, checkpoint_id=cid, object_key=key, source="storage", n_segments=n)
-    for key, file in sorted(art.state_files.items()):  # what the state objects read from storage hold
+    for key, file in sorted(state_files.items()):
         for seg, value in sorted((file.get("segments") or {}).items()):
             t["object_segments"].add(run_id=rid, object_key=key, segment=seg,
                                      items=len(value) if isinstance(value, list) else 1)
 
-    # -- inventory -----------------------------------------------------------------------------------
-    for key, size in art.inventory:
+
+def _inventory_rows(table: _Cols, rid: str, inventory: list[tuple[str, int]]) -> None:
+    """The final listing: every object, its area (first path part) and, for checkpoint objects,
+    its checkpoint id and kind."""
+    for key, size in inventory:
         mt = _CHK.match(key)
         area = key.split("/", 1)[0] if "/" in key else key
         if mt:
             kind = "metadata" if mt.group(2) == "_metadata" else "state"
-            t["inventory"].add(run_id=rid, key=key, area=area, checkpoint_id=int(mt.group(1)), kind=kind,
-                               size_bytes=size)
+            table.add(run_id=rid, key=key, area=area, checkpoint_id=int(mt.group(1)), kind=kind, size_bytes=size)
         else:
-            t["inventory"].add(run_id=rid, key=key, area=area, checkpoint_id=None, kind="other", size_bytes=size)
+            table.add(run_id=rid, key=key, area=area, checkpoint_id=None, kind="other", size_bytes=size)
 
-    # -- commits and transactions ---------------------------------------------------------------------
+
+def _sink_rows(t: dict, art: RunArtifacts, split_ranges: set[tuple[int, int, int]]) -> None:
+    """The sink's committed transactions (commits) and pre-committed transaction files
+    (transactions); their record ranges go into ``split_ranges``."""
+    rid = art.run_id
     for name, txns in art.commits:
         for i, c in enumerate(txns):
             t["commits"].add(
@@ -535,10 +587,9 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
                                   end=x["end"], count=x.get("count"), sum=x.get("sum"))
             split_ranges.add((int(x["split"]), int(x["start"]), int(x["end"])))
 
-    # -- truth: recomputed from the seed ----------------------------------------------------------------
-    _truth(t["truth"], rid, seed, split_ranges)
 
-    # -- events and redistributions ---------------------------------------------------------------------
+def _event_rows(t: dict, rid: str, events: list[dict], meta: dict) -> None:
+    """The history as rows (events), and each global restore's redistribution of state."""
     for e in events:
         detail = {k: v for k, v in e.items() if k not in ("metadata", "restored", "seq", "attempt", "kind", "tasks")}
         recovered = e.get("recovered")
@@ -550,8 +601,6 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
         )
         if e["kind"] == "global_restore":
             _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
-
-    return {name: cols.rows for name, cols in t.items()}
 
 
 def _digest(doc: dict) -> str:
