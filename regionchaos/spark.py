@@ -164,15 +164,17 @@ def package_zip(directory: str | None = None) -> str:
 
 
 def ship_package(spark: SparkSession) -> str | None:
-    """Add `package_zip` to the session's Python path on a cluster master (once); its path, or
+    """Add `package_zip` to the session's Python path on a cluster master (once); its name, or
     None on a local master (the workers run this interpreter) or when this package is itself
     imported from an archive (spark-submit ``--py-files`` shipped it already)."""
     context = spark.sparkContext
     if _cores(context.master) is not None or not Path(__file__).resolve().parent.is_dir():
         return None
+    shipped = [name for name in context._python_includes if name.startswith("regionchaos-")]
+    if shipped:
+        return shipped[0]
     path = package_zip()
-    if os.path.basename(path) not in context._python_includes:
-        context.addPyFile(path)
+    context.addPyFile(path)
     return path
 
 

@@ -126,6 +126,27 @@ def cluster(tmp_path_factory):
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
+def test_the_shipped_zip_holds_the_package_and_is_named_by_its_content(tmp_path):
+    """What executors import: every module and data file, no bytecode; the name changes with the content."""
+    import zipfile
+
+    from regionchaos.spark import package_zip
+
+    package = tmp_path / "regionchaos"
+    (package / "catalogue").mkdir(parents=True)
+    (package / "__pycache__").mkdir()
+    (package / "__init__.py").write_text("VERSION = 1\n")
+    (package / "catalogue" / "smoke.yaml").write_text("name: smoke\n")
+    (package / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    first = package_zip(str(package))
+    assert sorted(zipfile.ZipFile(first).namelist()) == ["regionchaos/__init__.py", "regionchaos/catalogue/smoke.yaml"]
+    assert package_zip(str(package)) == first
+    (package / "__init__.py").write_text("VERSION = 2\n")
+    assert package_zip(str(package)) != first
+    real = zipfile.ZipFile(package_zip()).namelist()
+    assert "regionchaos/fastswarm.py" in real and "regionchaos/catalogue/smoke.yaml" in real
+
+
 def test_the_worker_cannot_import_the_package_unless_it_is_shipped(cluster):
     """The premise of the cluster tests: the worker's Python has pyarrow and boto3, not regionchaos."""
     probe = "import pyarrow, boto3, pydantic\ntry:\n    import regionchaos\nexcept ImportError:\n    print('hidden')"
