@@ -662,26 +662,33 @@ def _truth(cols: _Cols, rid: str, seed: int, ranges: Iterable[tuple[int, int, in
 
 
 def _redistribution(cols: _Cols, rid: str, e: dict, old_meta: dict | None) -> None:
-    """Old entries (the restore-from checkpoint's metadata) vs the new elements per new subtask."""
+    """Old entries (the restore-from checkpoint's metadata) vs the new elements per new subtask.
+
+    The old parallelism of an operator is the one its state was written at: the restore-from
+    checkpoint's (its metadata's ``parallelism``), not the job's just before the restore, which
+    differs when a restore follows a rescale before any checkpoint at the new parallelism
+    completed (the event's ``old_parallelism`` is the job's; it is used only without metadata)."""
     base = dict(run_id=rid, restore_id=e["restore_id"], restore_seq=e["seq"], cause=e.get("cause"),
-                restore_from=e["restore_from"], old_parallelism=e["old_parallelism"],
-                new_parallelism=e["new_parallelism"])
+                restore_from=e["restore_from"], new_parallelism=e["new_parallelism"])
+    written_at = (old_meta or {}).get("parallelism") or {}
+
+    def add(op: str, **row) -> None:
+        cols.add(**base, old_parallelism=int(written_at.get(op, e["old_parallelism"])), operator=op,
+                 mode=OPERATOR_MODE.get(op), **row)
+
     if old_meta is not None:
         for en in sorted(old_meta["operatorSubtaskStates"], key=lambda x: (x["operator"], x["subtask"])):
             op = en["operator"]
             for pos, el in enumerate(_elements(en["handles"])):
-                cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="old", kind="element",
-                         subtask=en["subtask"], pos=pos, element=_j(el))
+                add(op, side="old", kind="element", subtask=en["subtask"], pos=pos, element=_j(el))
             for c in en["channelState"]:
-                cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="old", kind="channel",
-                         subtask=en["subtask"], channel=int(c[3]), start=int(c[4][0]), end=int(c[4][1]))
+                add(op, side="old", kind="channel", subtask=en["subtask"], channel=int(c[3]), start=int(c[4][0]),
+                    end=int(c[4][1]))
     for op, sub, elements, channels in e.get("restored") or []:
         for pos, el in enumerate(elements):
-            cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="new", kind="element", subtask=sub,
-                     pos=pos, element=_j(el))
+            add(op, side="new", kind="element", subtask=sub, pos=pos, element=_j(el))
         for channel, start, end in channels:
-            cols.add(**base, operator=op, mode=OPERATOR_MODE.get(op), side="new", kind="channel", subtask=sub,
-                     channel=int(channel), start=int(start), end=int(end))
+            add(op, side="new", kind="channel", subtask=sub, channel=int(channel), start=int(start), end=int(end))
 
 
 # -- Spark ------------------------------------------------------------------------------------------------

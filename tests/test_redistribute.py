@@ -50,3 +50,26 @@ def test_mutants_change_the_result():
     old = [[1, 2, 3], [4, 5]]
     assert sum(map(len, redistribute(old, 2, "even-split", mutant="split-drops-remainder"))) == 4
     assert redistribute(old, 2, "union", mutant="union-as-split") == [[1, 2, 3], [4, 5]]
+
+
+def test_a_restore_after_a_rescale_redistributes_from_the_parallelism_its_state_was_written_at():
+    """rescale-4-2-1, seed 36 with the swarm's fault mix: after the rescale to 1 a crash restores
+    checkpoint 107 again, written at parallelism 2, before any checkpoint at parallelism 1 has
+    completed. The redistribution rows must carry the checkpoint's parallelism (2 -> 1), not the
+    job's (1 -> 1): with the job's, `elements_follow_mode` failed the correct protocol on 5 of 200
+    seeds of a sweep (bench/correct_sweep.md)."""
+    from regionchaos.fastswarm import emulate_in_memory
+    from regionchaos.scenario import load
+    from regionchaos.tables import column_names
+
+    result, rows = emulate_in_memory(load("rescale-4-2-1", {"faults.swarm": True}, seed=36), None)
+    entries = [dict(zip(column_names("entries"), r)) for r in rows["entries"]]
+    written_at: dict[tuple[int, str], set[int]] = {}
+    for en in entries:  # the subtasks each checkpoint holds state for, per operator
+        written_at.setdefault((en["checkpoint_id"], en["operator"]), set()).add(en["subtask"])
+    redis = [dict(zip(column_names("redistributions"), r)) for r in rows["redistributions"]]
+    assert redis
+    for r in redis:
+        assert r["old_parallelism"] == len(written_at[(r["restore_from"], r["operator"])]), r
+    job_side = {e["restore_id"]: e["old_parallelism"] for e in result.events if e["kind"] == "global_restore"}
+    assert any(job_side[r["restore_id"]] != r["old_parallelism"] for r in redis)  # the case this is about

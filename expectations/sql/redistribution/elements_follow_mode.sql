@@ -29,7 +29,8 @@ expected AS (
   FROM cut c
   JOIN (SELECT DISTINCT run_id, restore_id, old_parallelism, explode(sequence(0, new_parallelism - 1)) AS subtask
         FROM rc_redistributions) n
-    ON n.run_id = c.run_id AND n.restore_id = c.restore_id AND n.subtask % c.old_parallelism = c.subtask
+    ON n.run_id = c.run_id AND n.restore_id = c.restore_id AND n.old_parallelism = c.old_parallelism
+   AND n.subtask % c.old_parallelism = c.subtask
   WHERE c.mode = 'broadcast' AND c.old_parallelism <> c.new_parallelism
 ),
 actual AS (
