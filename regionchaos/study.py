@@ -62,6 +62,14 @@ POLICY_COLOURS = {"global": "#c62828", "regional": "#1565c0", "keep-forcing": "#
 MAX_TASKMANAGERS = 256
 
 
+def _distinct_within(value: tuple, low, high, what: str) -> tuple:
+    """The sweep values sorted and without repeats; none, or any outside [low, high], is refused."""
+    bad = [v for v in value if not low <= v <= high]
+    if bad or not value:
+        raise ValueError(f"each must be in {what}, got {bad or 'none'}")
+    return tuple(sorted(set(value)))
+
+
 class StudyPlan(BaseModel):
     """What a study sweeps. Field names are the CLI's options (``--probabilities`` ...)."""
 
@@ -87,18 +95,12 @@ class StudyPlan(BaseModel):
     @field_validator("probabilities")
     @classmethod
     def _probabilities(cls, value: tuple[float, ...]) -> tuple[float, ...]:
-        bad = [p for p in value if not 0.0 <= p <= 1.0]
-        if bad or not value:
-            raise ValueError(f"each must be in [0, 1] (a probability per task and checkpoint), got {bad or 'none'}")
-        return tuple(sorted(set(value)))
+        return _distinct_within(value, 0.0, 1.0, "[0, 1] (a probability per task and checkpoint)")
 
     @field_validator("parallelism")
     @classmethod
     def _parallelism(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        bad = [p for p in value if not 1 <= p <= 8192]
-        if bad or not value:
-            raise ValueError(f"each must be in 1..8192 (subtasks per vertex), got {bad or 'none'}")
-        return tuple(sorted(set(value)))
+        return _distinct_within(value, 1, 8192, "1..8192 (subtasks per vertex)")
 
     def cells(self) -> list[dict]:
         """Every (policy, parallelism, probability, seed), the costliest first (a large run

@@ -90,10 +90,11 @@ def cluster(tmp_path_factory):
     master_env = _base_env()
     worker_env = {**_base_env(), "PYTHONPATH": str(hide)}
     spark_class = str(BIN / "spark-class")
-    procs = []
+    procs, logs = [], []
 
     def start(name: str, args: list[str], env: dict[str, str]) -> None:
         log = open(home / f"{name}.log", "w")
+        logs.append(log)
         procs.append(subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT,
                                       cwd=home, start_new_session=True))
 
@@ -124,6 +125,8 @@ def cluster(tmp_path_factory):
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+        for log in logs:
+            log.close()
 
 
 def test_the_shipped_zip_holds_the_package_and_is_named_by_its_content(tmp_path):
