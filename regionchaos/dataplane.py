@@ -240,7 +240,10 @@ def build_transactions(task: FileTask, sums: PrefixSums) -> list[dict]:
                     count, total = sums.count_sum(split, start, end, lost)
                     out.append({"txn_checkpoint_id": txn_id, "split": split, "start": start, "end": end,
                                 "count": count, "sum": total})
-    return sorted(out, key=lambda t: (t["split"], t["start"]))
+    # in the order the sink wrote them: a transaction can hold two ranges of a split (recovered
+    # channel records, then the source's records after it rewound); the last one written ends
+    # where the split's channel state begins (a stable sort keeps the pending order)
+    return sorted(out, key=lambda t: t["split"])
 
 
 def write_partition(ctx: UploadContext, tasks_iter: Iterator[FileTask], client: Any = None) -> Iterator[dict]:

@@ -87,6 +87,8 @@ class SplitProgress:
     recovering_until: int = 0  # recovered in-flight records end here
     precommitted: int = 0  # the sink pre-committed [.., precommitted)
     pending: tuple[tuple[int, int, int], ...] = ()  # (txn checkpoint id, start, end), pre-committed
+    drained: tuple[tuple[int, int], ...] = ()  # recovered channel records processed before a source rewind,
+    #                                            in the open transaction (pre-committed at the next snapshot)
 
     def snapshot(self) -> tuple:
         return (self.src, self.consumed, self.lost, self.pending)
@@ -412,6 +414,9 @@ class Emulation:
         channels = []
         for split in splits:
             sp = self.splits[split]
+            if sp.drained:  # the open transaction also holds the drained channel records
+                sp.pending = sp.pending + tuple((cid, start, end) for start, end in sp.drained)
+                sp.drained = ()
             if sp.consumed > sp.precommitted:  # two-phase commit: pre-commit on snapshot
                 sp.pending = sp.pending + ((cid, sp.precommitted, sp.consumed),)
                 sp.precommitted = sp.consumed
@@ -667,7 +672,7 @@ class Emulation:
                     sp.pending = tuple(pending)
                     txns += self._commit(split, lambda t: True, (PROCESS, sub), h.checkpoint_id, "restore")
                     self.stats["records_replayed"] += max(0, sp.consumed - consumed)
-                    sp.src, sp.consumed, sp.lost = src, consumed, tuple(lost)
+                    sp.src, sp.consumed, sp.lost, sp.drained = src, consumed, tuple(lost), ()
                     start, end = channels.get(split, (src, src))
                     if start > consumed:  # in-flight records not in the channel state: gone
                         sp.lost = sp.lost + ((consumed, start),)
@@ -689,13 +694,22 @@ class Emulation:
         FlinkKafkaConsumer does: every entry of the (complete) list is put into a map, the last
         entry for a split wins. Where that offset is not the one the process side restored, the
         records in between are read again (behind it) or skipped (ahead of it): duplicates or
-        loss that the sink's committed transactions show."""
+        loss that the sink's committed transactions show.
+
+        With unaligned checkpoints the process side first gets its recovered channel state,
+        records [consumed, recovering_until): they reach the counter and the sink's open
+        transaction whatever the source does. Only then do the source's records from the offset
+        arrive: an offset inside or behind the channel's records duplicates them, one past its
+        end skips the records in between."""
         chosen = {el[1]: el[2] for el in union if el[0] == "offset"}
         for split in splits:
             sp = self.splits.get(split)
             offset = chosen.get(split)
             if sp is None or offset is None or offset == sp.src:
                 continue
+            if sp.recovering_until > sp.consumed:  # drain the recovered channel state first
+                sp.drained = sp.drained + ((sp.consumed, sp.recovering_until),)
+                sp.consumed = sp.recovering_until
             if offset > sp.consumed:
                 sp.lost = sp.lost + ((sp.consumed, offset),)
             sp.src = sp.consumed = sp.precommitted = offset

@@ -300,7 +300,8 @@ def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
 def _expectation(scenario: Scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict:
     """The recorded findings that apply to these settings and whether the run is as its scenario
     expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
-    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants)} for f in findings.applicable(scenario)]
+    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario))}
+                for f in findings.applicable(scenario)]
     if mutant:
         return {"findings": applying}
     failed = [c["name"] for c in checks if c.get("success") is False]

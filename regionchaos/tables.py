@@ -111,7 +111,7 @@ SCHEMAS: dict[str, str] = {
         "lost string, n_lost int"
     ),
     "transactions": (
-        "run_id string, checkpoint_id bigint, tm int, txn_checkpoint_id bigint, split int, start bigint, "
+        "run_id string, checkpoint_id bigint, tm int, pos int, txn_checkpoint_id bigint, split int, start bigint, "
         "end bigint, count bigint, sum bigint"
     ),
     "task_responses": (
@@ -581,8 +581,8 @@ def _sink_rows(t: dict, art: RunArtifacts, split_ranges: set[tuple[int, int, int
             )
     for name, txns in art.transactions:
         mt = _TXN.match(name)
-        for x in txns:
-            t["transactions"].add(run_id=rid, checkpoint_id=int(mt.group(1)), tm=int(mt.group(2)),
+        for i, x in enumerate(txns):
+            t["transactions"].add(run_id=rid, checkpoint_id=int(mt.group(1)), tm=int(mt.group(2)), pos=i,
                                   txn_checkpoint_id=x["txn_checkpoint_id"], split=x["split"], start=x["start"],
                                   end=x["end"], count=x.get("count"), sum=x.get("sum"))
             split_ranges.add((int(x["split"]), int(x["start"]), int(x["end"])))
