@@ -29,9 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
 
-from .nemesis import AttemptFaults, Nemesis
+from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import (
     ABORTED,
@@ -52,7 +51,6 @@ OPERATOR_MODES = {"source": EVEN_SPLIT, "offsets": UNION, "counter": EVEN_SPLIT,
                   "sink": EVEN_SPLIT}
 SOURCE_OPERATORS = ("source", "offsets")
 PROCESS_OPERATORS = ("counter", "epoch", "rules", "sink")
-_RATES = 6  # rng stream for record rates
 MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
 
 
@@ -222,8 +220,8 @@ class Emulation:
         w = self.sc.workload
         plan: dict[int, list[int]] = {}
         if w.discovered_splits:
-            rng = np.random.default_rng([self.sc.seed, 7])
-            at = rng.integers(1, max(2, self.sc.checkpoints), size=w.discovered_splits)
+            draw = stream_rng(self.sc.seed, Stream.DISCOVERY)
+            at = draw.integers(1, max(2, self.sc.checkpoints), size=w.discovered_splits)
             for i, a in enumerate(sorted(int(x) for x in at)):
                 plan.setdefault(a, []).append(w.splits + i)
         return plan
@@ -289,17 +287,14 @@ class Emulation:
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
                          list(self.nemesis.recorded) if self.nemesis.recording else None)
 
-    def _rng(self, stream: int):
-        return np.random.default_rng([self.sc.seed, stream, self.attempt])
-
     def _advance(self) -> None:
         """Records flow between two checkpoints."""
         w = self.sc.workload
         lo, hi = w.records_per_interval
         live = sorted(s for splits in self.owned.values() for s in splits)
-        rng = self._rng(_RATES)
-        rates = rng.integers(lo, hi + 1, size=len(live))
-        lags = rng.integers(0, w.inflight_max + 1, size=len(live)) if self.sc.flink.unaligned else None
+        draw = stream_rng(self.sc.seed, Stream.RATES, self.attempt)
+        rates = draw.integers(lo, hi + 1, size=len(live))
+        lags = draw.integers(0, w.inflight_max + 1, size=len(live)) if self.sc.flink.unaligned else None
         for i, split in enumerate(live):
             sp = self.splits[split]
             end = sp.length if sp.length is not None else None

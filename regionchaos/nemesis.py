@@ -5,7 +5,7 @@ In:  a Scenario (fault mix, seed) and, per checkpoint attempt, the shape of
 Out: the faults of that attempt: which tasks decline or stay silent, region
      crashes, TaskManager loss, JobManager failover, storage faults, failures
      during recovery. Nothing depends on wall time or on earlier draws: attempt
-     ``i`` always draws from ``default_rng([seed, STREAM, i])``, so a seed
+     ``i`` always draws from its own streams (``Stream``, all of a seed in one table), so a seed
      replays bit for bit (TigerBeetle VOPR style). In swarm mode the seed also
      draws which fault kinds are on and how likely each is. A scenario with an
      explicit ``faults.schedule`` draws no fault: each attempt gets the schedule's.
@@ -14,13 +14,32 @@ Out: the faults of that attempt: which tasks decline or stay silent, region
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import IntEnum, unique
 
 import numpy as np
 
 from .scenario import Faults, Scenario, schedule_dicts
 
-_SWARM, _TASKS, _REGIONS, _TMS, _JOB = 1, 2, 3, 4, 5
-_RESPONSES = 8  # streams 6 and 7 are the workload's (emulator.py)
+
+
+@unique
+class Stream(IntEnum):
+    """Every random stream of a seed, in one table: a draw is ``stream_rng(seed, Stream.X[, attempt])``,
+    so no two kinds of draw share a stream and adding a draw never moves another's numbers."""
+
+    SWARM = 1  # the seed's fault mix in swarm mode: which kinds are on, how likely (once per seed)
+    TASKS = 2  # per attempt: declines and silent (timed-out) tasks
+    REGIONS = 3  # per attempt: region crashes and failures during recovery
+    TMS = 4  # per attempt: TaskManager loss, failed and slow PUTs
+    JOB = 5  # per attempt: JobManager failover, crash between state upload and metadata commit
+    RATES = 6  # per attempt, the workload: records per interval and in-flight lag of each split
+    DISCOVERY = 7  # once per seed, the workload: the attempts before which new splits are discovered
+    RESPONSES = 8  # per attempt: upload time of each task's snapshot
+
+
+def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, int(stream), *index])
+
 RESPONSE_TAIL = 32  # upload time = u**32 of half the checkpoint timeout: most fast, a thin slow tail
 
 FAULT_KINDS = (
@@ -76,7 +95,7 @@ class Nemesis:
     def _draw_mix(self, base: Faults) -> Faults:
         """Swarm testing: each fault kind is on with probability 1/2, at a
         probability up to twice the scenario's (or a small default)."""
-        rng = np.random.default_rng([self.seed, _SWARM])
+        rng = stream_rng(self.seed, Stream.SWARM)
         updates = {}
         for kind in FAULT_KINDS:
             on = rng.random() < 0.5
@@ -140,7 +159,7 @@ class Nemesis:
                taskmanagers: int) -> AttemptFaults:
         out = AttemptFaults()
         f = self.faults
-        rng = np.random.default_rng([self.seed, _TASKS, index])
+        rng = stream_rng(self.seed, Stream.TASKS, index)
         draws = rng.random((len(tasks), 2))
         declined_regions: set[int] = set()
         for (task, (d, t)) in zip(tasks, draws):
@@ -154,16 +173,16 @@ class Nemesis:
             for task in tasks:
                 if region_of[task] in extra and task not in out.declines and task not in out.timeouts:
                     out.declines[task] = "CHECKPOINT_DECLINED"
-        rng = np.random.default_rng([self.seed, _TMS, index])
+        rng = stream_rng(self.seed, Stream.TMS, index)
         tm_draws = rng.random((taskmanagers, 3))
         out.put_failures = {tm for tm in range(taskmanagers) if tm_draws[tm, 0] < f.put_failure}
         out.slow_puts = {tm for tm in range(taskmanagers) if tm_draws[tm, 1] < f.slow_put} - out.put_failures
         out.taskmanager_losses = [tm for tm in range(taskmanagers) if tm_draws[tm, 2] < f.taskmanager_loss]
-        rng = np.random.default_rng([self.seed, _REGIONS, index])
+        rng = stream_rng(self.seed, Stream.REGIONS, index)
         reg = rng.random((num_regions, 2))
         out.region_crashes = [r for r in range(num_regions) if reg[r, 0] < f.subtask_crash]
         out.recovery_failures = [r for r in range(num_regions) if reg[r, 1] < f.recovery_failure]
-        rng = np.random.default_rng([self.seed, _JOB, index])
+        rng = stream_rng(self.seed, Stream.JOB, index)
         job = rng.random(2)
         out.crash_before_metadata = bool(job[0] < f.crash_before_metadata)
         out.jobmanager_failover = bool(job[1] < f.jobmanager_failover)
@@ -176,7 +195,7 @@ class Nemesis:
         tail of ``1 - (2R/timeout)**(1/32)`` of the tasks (R = timeout/4: 2.1 %, timeout/10:
         4.9 %); the heal phase passes the deadline as ``limit`` (a healthy cluster is on time).
         Its own stream: the other draws of the attempt do not move."""
-        u = np.random.default_rng([self.seed, _RESPONSES, index]).random(len(tasks))
+        u = stream_rng(self.seed, Stream.RESPONSES, index).random(len(tasks))
         return {task: int(x ** RESPONSE_TAIL * limit_ms / 2) for task, x in zip(tasks, u)}
 
 
