@@ -29,7 +29,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import (
@@ -192,7 +191,7 @@ class Emulation:
         self.splits: dict[int, SplitProgress] = {}
         self.owned: dict[int, list[int]] = {}  # source subtask -> splits, in state order
         self.snapshots: dict[tuple[int, int], tuple] = {}  # (checkpoint, split) -> SplitProgress.snapshot()
-        self.committed: set[tuple[int, int, int]] = set()  # (txn checkpoint, split, start)
+        self.committed: set[tuple[int, int, int, int]] = set()  # (txn checkpoint, split, start, end)
         self.events: list[dict] = []
         self.batch = Batch(index=0)
         self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
@@ -488,7 +487,7 @@ class Emulation:
             if not which(txn):
                 keep.append(txn)
                 continue
-            key = (txn[0], split, txn[1])
+            key = (txn[0], split, txn[1], txn[2])
             if key not in self.committed:
                 self.committed.add(key)
                 self.stats["records_committed"] += txn[2] - txn[1]

@@ -21,7 +21,6 @@ import numpy as np
 from .scenario import Faults, Scenario, schedule_dicts
 
 
-
 @unique
 class Stream(IntEnum):
     """Every random stream of a seed, in one table: a draw is ``stream_rng(seed, Stream.X[, attempt])``,
@@ -39,6 +38,7 @@ class Stream(IntEnum):
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:
     return np.random.default_rng([seed, int(stream), *index])
+
 
 RESPONSE_TAIL = 32  # upload time = u**32 of half the checkpoint timeout: most fast, a thin slow tail
 
