@@ -234,19 +234,19 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
 
 
 class _Cols:
-    """Row accumulator for one table (tuples in column order)."""
+    """Row accumulator for one table (tuples in column order; a column not given is None)."""
 
-    def __init__(self, schema: str):
-        self.names = [c.strip().split(" ")[0] for c in _split_ddl(schema)]
+    def __init__(self, name: str):
+        self.names = _COLUMNS[name]
         self.rows: list[tuple] = []
 
     def add(self, **row) -> None:
-        self.rows.append(tuple(row.get(n) for n in self.names))
+        self.rows.append(tuple(map(row.get, self.names)))
 
 
 def column_names(name: str) -> list[str]:
     """The columns of table ``name``, in `SCHEMAS` order."""
-    return [c.strip().split(" ")[0] for c in _split_ddl(SCHEMAS[name])]
+    return list(_COLUMNS[name])
 
 
 def frame_of(name: str, rows: list[tuple]) -> pd.DataFrame:
@@ -273,6 +273,9 @@ def _split_ddl(ddl: str) -> list[str]:
     return out
 
 
+_COLUMNS = {name: tuple(c.strip().split(" ")[0] for c in _split_ddl(ddl)) for name, ddl in SCHEMAS.items()}
+
+
 def _ddl_types(ddl: str) -> dict[str, str]:
     return {c.strip().split(" ", 1)[0]: c.strip().split(" ", 1)[1] for c in _split_ddl(ddl)}
 
@@ -292,7 +295,7 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
     runs and makes one Arrow table of them, `arrow_table`). One section per group of tables,
     in this order (a table's rows keep the order its sections add them in)."""
     rid = art.run_id
-    t = {name: _Cols(ddl) for name, ddl in SCHEMAS.items()}
+    t = {name: _Cols(name) for name in SCHEMAS}
     sc = art.scenario_doc.get("scenario", {})
     topo = sc.get("topology", {})
     first: dict[str, dict] = {}

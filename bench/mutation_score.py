@@ -1,0 +1,397 @@
+"""Mutation score of the whole pipeline over ``regionchaos/protocol/`` (issue 11).
+
+    .venv/bin/python bench/mutation_score.py [--seeds 2] [--jobs 2] [--files coordinator.py,...]
+        [--limit N] [--json bench/mutation_score.json] [--md bench/mutation_score.md]
+
+The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
+arguments...), enumerated in a virtualenv of its own (``bench/.mutmut-venv``, made on the first
+run). The test command is the swarm: a fixed budget of seeds over the catalogue (every scenario
+but ``large``, seeds 1..``--seeds``, each seed with the swarm's own fault mix), emulated with the
+mutated code and judged by the same GX suites, one seed a failure when its verdict is not what
+the scenario expects (`regionchaos.findings.meets_expectation`, as the swarm decides "failing").
+A mutant is **killed** when the swarm fails on it: a seed raises (unknown), runs past the time
+limit, or fails an invariant no finding declares for its settings. The unmutated code must pass
+the same swarm, or the score means nothing (exit 3).
+
+How it runs in minutes rather than hours (mutmut's own runner would start Spark and GX per
+mutant, ~25 s each even warm):
+- each mutant is emulated in a forked child that imports the package from an overlay copy with
+  the one mutated file (third-party imports are done once, before forking); ``--jobs`` at once;
+- a seed whose every table row equals the unmutated run's rows gets the unmutated run's verdict
+  without being judged again: the judge is a function of the rows (the checks read nothing else);
+- every other seed of every mutant is judged in a few GX passes over one set of tables, the
+  run id of each row prefixed by its mutant (``m<index>-``).
+
+Exit codes: 0 measured, 2 set-up failed (mutmut's venv), 3 the unmutated code fails the swarm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import functools
+import hashlib
+import json
+import multiprocessing
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "regionchaos"
+TARGET = PACKAGE / "protocol"
+VENV = ROOT / "bench" / ".mutmut-venv"
+MUTMUT = "mutmut==2.5.1"
+SKIP_SCENARIOS = ("large",)  # 1,024 regions: minutes a seed, not a small budget
+ROWS_PER_PASS = 4_000_000  # judged rows per GX pass (memory of one pass on this machine)
+
+# Listing the mutants runs in mutmut's venv: file -> [(line_number, index, line, mutated source)].
+_LIST_MUTANTS = r"""
+import json, sys, mutmut
+out = {}
+for path in sys.argv[1:]:
+    src = open(path).read()
+    found = []
+    for mid in mutmut.list_mutations(mutmut.Context(source=src, filename=path)):
+        new, n = mutmut.mutate(mutmut.Context(source=src, filename=path, mutation_id=mid))
+        if n == 1 and new != src:
+            found.append([mid.line_number, mid.index, mid.line, new])
+    out[path] = found
+json.dump(out, sys.stdout)
+"""
+
+
+def mutmut_python() -> Path:
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"making {VENV} with {MUTMUT} (first run only)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", MUTMUT], check=True)
+    return python
+
+
+def list_mutants(files: list[Path]) -> list[dict]:
+    """Every mutant of ``files``: index, file (relative), line_number (1-based), index on the line,
+    the diff, the mutated source."""
+    proc = subprocess.run([str(mutmut_python()), "-c", _LIST_MUTANTS, *map(str, files)],
+                          check=True, capture_output=True, text=True)
+    found = json.loads(proc.stdout)
+    mutants = []
+    for path in files:
+        src = path.read_text()
+        for line_number, index, line, new in found[str(path)]:
+            diff = [d for d in difflib.unified_diff(src.splitlines(), new.splitlines(), n=0, lineterm="")
+                    if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+            mutants.append({"index": len(mutants), "file": str(path.relative_to(ROOT)), "line_number": line_number + 1,
+                            "on_line": index, "line": line.strip(), "diff": diff, "source": new})
+    return mutants
+
+
+# -- emulation (forked children) ----------------------------------------------------------------
+
+
+def _preload() -> None:
+    """Third-party imports every child needs, done once before forking (the package is not
+    imported here: each child imports it from its own overlay)."""
+    import boto3  # noqa: F401
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+    import pydantic  # noqa: F401
+    import yaml  # noqa: F401
+
+
+def _budget_runs(seeds: int) -> list[tuple[str, int]]:
+    names = sorted(p.stem for p in (PACKAGE / "catalogue").glob("*.yaml") if p.stem not in SKIP_SCENARIOS)
+    return [(name, seed) for name in names for seed in range(1, seeds + 1)]
+
+
+def _digest(rows: dict) -> str:
+    return hashlib.sha256(pickle.dumps(sorted(rows.items()), protocol=5)).hexdigest()
+
+
+def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], baseline: dict, out_path: str) -> None:
+    """Emulate the budget with the package of ``overlay`` (``mutant``'s file written over it):
+    for each run, its record and either its rows (they differ from ``baseline``'s digest) or
+    None (identical). Written to ``out_path`` as a pickle."""
+    shutil.copytree(PACKAGE, os.path.join(overlay, "regionchaos"),
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if mutant is not None:
+        Path(overlay, mutant["file"]).write_text(mutant["source"])
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, overlay)
+    import yaml
+
+    from regionchaos import fastswarm
+    from regionchaos.storage.s3 import StorageConfig
+
+    assert fastswarm.__file__.startswith(overlay), fastswarm.__file__
+    config = StorageConfig(endpoint_url="http://127.0.0.1:9")  # never contacted: every store is in memory
+    contexts: dict[str, object] = {}
+    out = []
+    for name, seed in runs:
+        if name not in contexts:
+            data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
+            contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "swarms/m")
+        record, rows = fastswarm.emulate_seed(contexts[name], seed)
+        digest = None if rows is None else _digest(rows)
+        same = digest is not None and baseline.get((name, seed)) == digest
+        out.append({"scenario": name, "seed": seed, "run_id": record.get("run_id"), "error": record.get("error"),
+                    "digest": digest, "rows": None if same else rows, "seconds": record["emulate_seconds"]})
+    with open(out_path, "wb") as fh:
+        pickle.dump(out, fh, protocol=5)
+
+
+def emulate_all(mutants: list[dict | None], runs: list, baseline: dict, jobs: int, timeout: float,
+                work: str, progress) -> dict[int, dict]:
+    """Each mutant's runs (index -> {"runs": [...]} or {"timeout": True} / {"crash": exit code}).
+    The unmutated code has index -1."""
+    ctx = multiprocessing.get_context("fork")
+    pending = list(mutants)
+    running: dict[int, tuple] = {}
+    results: dict[int, dict] = {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            mutant = pending.pop(0)
+            index = -1 if mutant is None else mutant["index"]
+            overlay = os.path.join(work, f"overlay-{index}")
+            out_path = os.path.join(work, f"runs-{index}.pickle")
+            proc = ctx.Process(target=_child, args=(overlay, mutant, runs, baseline, out_path), daemon=True)
+            proc.start()
+            running[index] = (proc, time.monotonic(), out_path, overlay)
+        time.sleep(0.05)
+        for index, (proc, started, out_path, overlay) in list(running.items()):
+            if proc.is_alive() and time.monotonic() - started < timeout:
+                continue
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+                results[index] = {"timeout": True, "seconds": round(time.monotonic() - started, 1)}
+            elif proc.exitcode != 0 or not os.path.exists(out_path):
+                results[index] = {"crash": proc.exitcode, "seconds": round(time.monotonic() - started, 1)}
+            else:
+                with open(out_path, "rb") as fh:
+                    results[index] = {"runs": pickle.load(fh), "seconds": round(time.monotonic() - started, 1)}
+                os.remove(out_path)
+            shutil.rmtree(overlay, ignore_errors=True)
+            del running[index]
+            progress(index, results[index])
+    return results
+
+
+# -- judging (this process: Spark and the GX suites) ---------------------------------------------
+
+
+def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
+    """``to_judge``: (judged run id, run) pairs with rows. One GX pass per ~ROWS_PER_PASS rows;
+    judged run id -> {"verdict", "failed", "unknown"}."""
+    import pyarrow.parquet as pq
+
+    from regionchaos import fastswarm
+    from regionchaos import tables as tables_mod
+    from regionchaos.spark import get_spark
+
+    spark = get_spark()
+    out: dict[str, dict] = {}
+    batches, batch, size = [], [], 0
+    for item in to_judge:
+        n = sum(len(r) for r in item[1]["rows"].values())
+        if batch and size + n > ROWS_PER_PASS:
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(item)
+        size += n
+    if batch:
+        batches.append(batch)
+    for number, batch in enumerate(batches, 1):
+        started = time.perf_counter()
+        directory = tempfile.mkdtemp(prefix=f"pass{number}-", dir=work)
+        tables: dict[str, list] = {name: [] for name in tables_mod.TABLES}
+        for run_id, run in batch:
+            for name, rows in run["rows"].items():
+                tables[name].extend((run_id,) + tuple(row[1:]) for row in rows)
+        total = sum(len(r) for r in tables.values())
+        for name, rows in tables.items():
+            os.makedirs(os.path.join(directory, "tables", name))
+            pq.write_table(tables_mod.arrow_table(name, rows), os.path.join(directory, "tables", name, "part-0.parquet"))
+        del tables
+        frames = fastswarm.read_local_tables(spark, directory)
+        records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
+        judged, _ = fastswarm.judge(spark, frames, records, total)
+        for record in records:
+            res = fastswarm.seed_result(record, judged)
+            out[record["run_id"]] = {k: res[k] for k in ("verdict", "failed", "unknown")}
+        shutil.rmtree(directory, ignore_errors=True)
+        print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
+              f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _scenario(name: str, seed: int):
+    from regionchaos import fastswarm
+    from regionchaos.scenario import load
+
+    return load(name, overrides={**fastswarm.SWARM_OVERRIDES, "seed": seed})
+
+
+def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
+    """Why this run fails the swarm (not as its scenario expects), or None."""
+    from regionchaos.findings import meets_expectation
+
+    scenario = _scenario(scenario_name, seed)
+    ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"], must_show=False)
+    return None if ok else why
+
+
+# -- triage --------------------------------------------------------------------------------------
+
+
+def classify_survivor(m: dict, changed_runs: int) -> str:
+    """A first reading of why a mutant survived (the notes in the .md say more)."""
+    text = " ".join(m["diff"])
+    if "mutant" in m["line"]:
+        return "mutant switch: the line names an injected bug; with no mutant named it behaves the same"
+    if m["line"].startswith(("raise ", "msg", "f\"", "\"")) or "Error(" in m["line"]:
+        return "error text or guard of bad input the emulator never passes"
+    if "->" in m["line"] or m["line"].startswith("def ") or ": " in m["line"] and "=" not in m["line"]:
+        return "annotation or signature default"
+    if changed_runs == 0:
+        return "no artifact changed on the budget (equivalent here, or a path the budget never takes)"
+    return f"artifacts changed on {changed_runs} runs, every check passed"
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=2, help="seeds 1..N of every catalogue scenario but large (default 2)")
+    ap.add_argument("--jobs", type=int, default=2, help="mutants emulated at once (default 2)")
+    ap.add_argument("--files", default="", help="comma-separated files of regionchaos/protocol/ (default: all)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N mutants (a trial run)")
+    ap.add_argument("--timeout-factor", type=float, default=10.0,
+                    help="a mutant times out after this many times the unmutated emulation (default 10)")
+    ap.add_argument("--json", default=str(ROOT / "bench" / "mutation_score.json"))
+    args = ap.parse_args(argv)
+    if args.seeds < 1 or args.jobs < 1:
+        ap.error("--seeds and --jobs must be at least 1")
+    files = sorted(TARGET.glob("*.py")) if not args.files else [TARGET / f.strip() for f in args.files.split(",")]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        ap.error(f"--files: no such file: {', '.join(missing)}")
+    started = time.perf_counter()
+    try:
+        mutants = list_mutants(files)
+    except subprocess.CalledProcessError as exc:
+        print(f"mutmut failed: {exc.stderr or exc}", file=sys.stderr)
+        return 2
+    if args.limit:
+        mutants = mutants[: args.limit]
+    runs = _budget_runs(args.seeds)
+    print(f"{len(mutants)} mutants over {', '.join(f.name for f in files)}; budget {len(runs)} runs "
+          f"({len(runs) // args.seeds} scenarios x {args.seeds} seeds)", file=sys.stderr, flush=True)
+    _preload()
+    work = tempfile.mkdtemp(prefix="mutation-")
+
+    def progress(index, res):
+        done = len(results_so_far) + 1
+        results_so_far.append(index)
+        state = "timeout" if res.get("timeout") else "crash" if "crash" in res else \
+            f"{sum(r['rows'] is not None for r in res['runs'])} runs changed"
+        if done % 10 == 0 or index == -1 or done == len(mutants):
+            print(f"  emulated {done}/{len(mutants)} (mutant {index}: {state}, {res['seconds']} s) "
+                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+
+    results_so_far: list[int] = []
+    base = emulate_all([None], runs, {}, 1, 3600, work, progress)[-1]
+    if "runs" not in base:
+        print(f"the unmutated code did not emulate: {base}", file=sys.stderr)
+        return 3
+    base_seconds = base["seconds"]
+    baseline = {(r["scenario"], r["seed"]): r["digest"] for r in base["runs"]}
+    results_so_far.clear()
+    emulated = emulate_all(mutants, runs, baseline, args.jobs, max(60.0, args.timeout_factor * base_seconds),
+                           work, progress)
+    emulate_seconds = time.perf_counter() - started
+
+    # judge: every unmutated run, and every mutant run whose rows differ from it
+    to_judge = [(f"base-{r['run_id']}", r) for r in base["runs"] if r["error"] is None]
+    for index, res in emulated.items():
+        for r in res.get("runs", []):
+            if r["error"] is None and r["rows"] is not None:
+                to_judge.append((f"m{index}-{r['run_id']}", r))
+    print(f"judging {len(to_judge)} runs", file=sys.stderr, flush=True)
+    verdicts = judge_runs(to_judge, work)
+    judge_seconds = time.perf_counter() - started - emulate_seconds
+
+    base_fail = {}
+    base_verdicts = {}
+    for r in base["runs"]:
+        v = {"verdict": "unknown", "failed": [], "unknown": ["emulate"]} if r["error"] else verdicts[f"base-{r['run_id']}"]
+        base_verdicts[(r["scenario"], r["seed"])] = v
+        why = failing(r["scenario"], r["seed"], v)
+        if why:
+            base_fail[f"{r['scenario']} seed {r['seed']}"] = why
+    rows = []
+    for m in mutants:
+        res = emulated[m["index"]]
+        entry = {k: m[k] for k in ("index", "file", "line_number", "on_line", "line", "diff")}
+        entry["seconds"] = res["seconds"]
+        if res.get("timeout"):
+            entry.update(status="killed", by="timeout")
+        elif "crash" in res:
+            entry.update(status="killed", by=f"child exit {res['crash']}")
+        else:
+            changed = [r for r in res["runs"] if r["rows"] is not None or r["error"]]
+            entry["changed_runs"] = len(changed)
+            killers = []
+            for r in res["runs"]:
+                if r["error"]:
+                    killers.append({"run": f"{r['scenario']} seed {r['seed']}", "why": r["error"][:200]})
+                    continue
+                v = verdicts[f"m{m['index']}-{r['run_id']}"] if r["rows"] is not None \
+                    else base_verdicts[(r["scenario"], r["seed"])]
+                why = failing(r["scenario"], r["seed"], v)
+                if why:
+                    killers.append({"run": f"{r['scenario']} seed {r['seed']}", "why": why})
+            if killers:
+                by = Counter()
+                for k in killers:
+                    by[k["why"]] += 1
+                entry.update(status="killed", by=by.most_common(1)[0][0], killing_runs=len(killers), first=killers[0])
+            else:
+                entry.update(status="survived", triage=classify_survivor(m, len(changed)))
+        rows.append(entry)
+    killed = sum(r["status"] == "killed" for r in rows)
+    result = {
+        "command": "bench/mutation_score.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "mutator": MUTMUT, "files": [str(f.relative_to(ROOT)) for f in files],
+        "budget": {"scenarios": sorted({s for s, _ in runs}), "seeds": args.seeds, "runs": len(runs),
+                   "overrides": {"faults.swarm": True}},
+        "baseline": {"emulate_seconds": base_seconds, "failing": base_fail},
+        "mutants": len(rows), "killed": killed, "survived": len(rows) - killed,
+        "score": round(killed / len(rows), 4) if rows else None,
+        "walls": {"emulate": round(emulate_seconds, 1), "judge": round(judge_seconds, 1),
+                  "total": round(time.perf_counter() - started, 1)},
+        "judged_runs": len(to_judge), "results": rows,
+    }
+    shutil.rmtree(work, ignore_errors=True)
+    Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k != "results"}, indent=1))
+    if base_fail:
+        print(f"the unmutated code fails the swarm on {len(base_fail)} runs: the score means nothing",
+              file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
