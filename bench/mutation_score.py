@@ -141,6 +141,11 @@ def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], basel
             data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
             contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "swarms/m")
         record, rows = fastswarm.emulate_seed(contexts[name], seed)
+        if rows is not None:
+            try:
+                fastswarm.seed_tables(rows)  # as a swarm task does: rows that do not fit make the seed unknown
+            except ValueError as exc:
+                record["error"], rows = f"emulate failed: {exc}", None
         digest = None if rows is None else _digest(rows)
         same = digest is not None and baseline.get((name, seed)) == digest
         out.append({"scenario": name, "seed": seed, "run_id": record.get("run_id"), "error": record.get("error"),
@@ -224,8 +229,15 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
         del tables
         frames = fastswarm.read_local_tables(spark, directory)
         records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
-        judged, _ = fastswarm.judge(spark, frames, records, total)
+        try:
+            judged, _ = fastswarm.judge(spark, frames, records, total)
+        except Exception as exc:  # noqa: BLE001 - these runs are not judged; they count for nothing
+            print(f"GX pass {number} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            judged = None
         for record in records:
+            if judged is None:
+                out[record["run_id"]] = {"verdict": "not judged", "failed": [], "unknown": []}
+                continue
             res = fastswarm.seed_result(record, judged)
             out[record["run_id"]] = {k: res[k] for k in ("verdict", "failed", "unknown")}
         shutil.rmtree(directory, ignore_errors=True)
@@ -268,6 +280,75 @@ def classify_survivor(m: dict, changed_runs: int) -> str:
     return f"artifacts changed on {changed_runs} runs, every check passed"
 
 
+def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
+    """The report: score, how mutants were killed, every survivor with its diff and triage
+    (``notes``: "file:line:on_line" -> a hand-written triage, replacing the first reading)."""
+    notes = notes or {}
+    res = result["results"]
+    by_file: dict[str, Counter] = {}
+    for r in res:
+        by_file.setdefault(r["file"], Counter())[r["status"]] += 1
+    how = Counter()
+    for r in res:
+        if r["status"] == "killed":
+            why = r["by"]
+            how["not Python (syntax error; not counted)" if why == "does not import" else
+                "emulation raised (the seed is unknown)" if why.startswith("emulate failed") else
+                "timeout" if why == "timeout" else "an invariant no finding declares failed" if why.startswith("failed")
+                else "unknown invariant" if why.startswith("unknown") else why] += 1
+    lines = [
+        "# Mutation score: the whole pipeline against mutmut's mutants of `regionchaos/protocol/`", "",
+        f"Command: `.venv/bin/python {result['command']}`", "",
+        f"Mutator: {result['mutator']} (its mutation engine, run in `bench/.mutmut-venv`). Test command: the swarm "
+        f"over the catalogue, {result['budget']['runs']} runs ({len(result['budget']['scenarios'])} scenarios x "
+        f"seeds 1-{result['budget']['seeds']}, each seed with the swarm's fault mix), judged by the GX suites; "
+        "a mutant is killed when any run is not as its scenario expects (unknown, or an invariant failed that "
+        "no finding declares for its settings). The unmutated code passes the same swarm: "
+        f"{'yes' if not result['baseline']['failing'] else 'NO: ' + json.dumps(result['baseline']['failing'])}.", "",
+        f"**Score: {result['killed']} of {result['killed'] + result['survived']} mutants killed = "
+        f"{100 * result['score']:.1f} %** ({result['survived']} survived). Of mutmut's {result['mutants']} mutants, "
+        f"{result['stillborn']} are not Python (a syntax error: not counted) and {result['not_judged']} could not "
+        "be judged (a GX pass failed: not counted). Wall: emulation {result['walls']['emulate']} s, judging "
+        f"{result['walls']['judge']} s ({result['judged_runs']} runs judged), total {result['walls']['total']} s.", "",
+        "| file | mutants | killed | survived | score |", "|---|---|---|---|---|",
+    ]
+    for r in res:
+        if r.get("by") == "does not import":
+            by_file[r["file"]]["killed"] -= 1
+    for f, c in sorted(by_file.items()):
+        n = c["killed"] + c["survived"]
+        lines.append(f"| `{f}` | {n} | {c['killed']} | {c['survived']} | {100 * c['killed'] / n:.0f} % |")
+    lines += ["", "How the killed mutants were caught:", ""]
+    lines += [f"- {why}: {n}" for why, n in how.most_common()]
+    caught = Counter()
+    for r in res:
+        if r["status"] == "killed" and r["by"].startswith("failed "):
+            for inv in r["by"][len("failed "):].replace(", which no finding declares", "").split(", "):
+                caught[inv] += 1
+    if caught:
+        lines += ["", "Invariants that killed mutants (first failing run of each):", ""]
+        lines += [f"- `{inv}`: {n}" for inv, n in caught.most_common()]
+    surv = [r for r in res if r["status"] == "survived"]
+    kinds = Counter(notes.get(f"{r['file']}:{r['line_number']}:{r['on_line']}", r["triage"]).split(":")[0] for r in surv)
+    lines += ["", "## Survivors", "", "By triage:", ""]
+    lines += [f"- {k}: {n}" for k, n in kinds.most_common()]
+    lines += ["", "| file:line | mutation | triage |", "|---|---|---|"]
+    for r in surv:
+        key = f"{r['file']}:{r['line_number']}:{r['on_line']}"
+        diff = " / ".join(f"`{d.strip()}`" for d in r["diff"]).replace("|", "\\|")
+        lines.append(f"| `{r['file'].split('/')[-1]}:{r['line_number']}` | {diff} | {notes.get(key, r['triage'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _imports(m: dict) -> bool:
+    """Whether the mutated file still compiles (mutmut can make syntax Python rejects)."""
+    try:
+        compile(m["source"], m["file"], "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
 # -- main ----------------------------------------------------------------------------------------
 
 
@@ -280,7 +361,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout-factor", type=float, default=10.0,
                     help="a mutant times out after this many times the unmutated emulation (default 10)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "mutation_score.json"))
+    ap.add_argument("--md", default=str(ROOT / "bench" / "mutation_score.md"))
+    ap.add_argument("--notes", default=str(ROOT / "bench" / "mutation_triage.json"),
+                    help="hand-written triage of survivors, {\"file:line:index\": text} (used if present)")
+    ap.add_argument("--render", action="store_true", help="only write --md from an existing --json (and --notes)")
     args = ap.parse_args(argv)
+    if args.render:
+        notes = json.loads(Path(args.notes).read_text()) if Path(args.notes).exists() else {}
+        Path(args.md).write_text(render_md(json.loads(Path(args.json).read_text()), notes))
+        return 0
     if args.seeds < 1 or args.jobs < 1:
         ap.error("--seeds and --jobs must be at least 1")
     files = sorted(TARGET.glob("*.py")) if not args.files else [TARGET / f.strip() for f in args.files.split(",")]
@@ -348,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         if res.get("timeout"):
             entry.update(status="killed", by="timeout")
         elif "crash" in res:
-            entry.update(status="killed", by=f"child exit {res['crash']}")
+            entry.update(status="killed", by="does not import" if not _imports(m) else f"child exit {res['crash']}")
         else:
             changed = [r for r in res["runs"] if r["rows"] is not None or r["error"]]
             entry["changed_runs"] = len(changed)
@@ -359,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 v = verdicts[f"m{m['index']}-{r['run_id']}"] if r["rows"] is not None \
                     else base_verdicts[(r["scenario"], r["seed"])]
+                if v["verdict"] == "not judged":
+                    entry["not_judged"] = entry.get("not_judged", 0) + 1
+                    continue
                 why = failing(r["scenario"], r["seed"], v)
                 if why:
                     killers.append({"run": f"{r['scenario']} seed {r['seed']}", "why": why})
@@ -367,24 +459,31 @@ def main(argv: list[str] | None = None) -> int:
                 for k in killers:
                     by[k["why"]] += 1
                 entry.update(status="killed", by=by.most_common(1)[0][0], killing_runs=len(killers), first=killers[0])
+            elif entry.get("not_judged"):
+                entry.update(status="not judged")
             else:
                 entry.update(status="survived", triage=classify_survivor(m, len(changed)))
         rows.append(entry)
-    killed = sum(r["status"] == "killed" for r in rows)
+    stillborn = sum(r.get("by") == "does not import" for r in rows)
+    not_judged = sum(r["status"] == "not judged" for r in rows)
+    killed = sum(r["status"] == "killed" for r in rows) - stillborn
     result = {
         "command": "bench/mutation_score.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "mutator": MUTMUT, "files": [str(f.relative_to(ROOT)) for f in files],
         "budget": {"scenarios": sorted({s for s, _ in runs}), "seeds": args.seeds, "runs": len(runs),
                    "overrides": {"faults.swarm": True}},
         "baseline": {"emulate_seconds": base_seconds, "failing": base_fail},
-        "mutants": len(rows), "killed": killed, "survived": len(rows) - killed,
-        "score": round(killed / len(rows), 4) if rows else None,
+        "mutants": len(rows), "stillborn": stillborn, "not_judged": not_judged, "killed": killed,
+        "survived": sum(r["status"] == "survived" for r in rows),
+        "score": round(killed / (len(rows) - stillborn - not_judged), 4) if len(rows) > stillborn + not_judged else None,
         "walls": {"emulate": round(emulate_seconds, 1), "judge": round(judge_seconds, 1),
                   "total": round(time.perf_counter() - started, 1)},
         "judged_runs": len(to_judge), "results": rows,
     }
     shutil.rmtree(work, ignore_errors=True)
     Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    notes = json.loads(Path(args.notes).read_text()) if Path(args.notes).exists() else {}
+    Path(args.md).write_text(render_md(result, notes))
     print(json.dumps({k: v for k, v in result.items() if k != "results"}, indent=1))
     if base_fail:
         print(f"the unmutated code fails the swarm on {len(base_fail)} runs: the score means nothing",

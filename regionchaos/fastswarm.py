@@ -138,39 +138,65 @@ def emulate_seed(ctx: SwarmContext, seed: int) -> tuple[dict, dict[str, list[tup
     return record, rows
 
 
+def seed_tables(rows: dict[str, list[tuple]]) -> dict:
+    """A seed's rows as Arrow tables of `SCHEMAS`; a value of the wrong type raises ValueError
+    naming the table (that seed is unknown; the other seeds of its task go on)."""
+    import pyarrow as pa
+
+    out = {}
+    for name, table_rows in rows.items():
+        try:
+            out[name] = tables_mod.arrow_table(name, table_rows)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"the rows of table {name} do not fit its schema: {type(exc).__name__}: {exc}") from exc
+    return out
+
+
 def emulate_partition(ctx: SwarmContext, done, crashed, index: int, seeds: Iterator[int]) -> Iterator[dict]:
     """Spark task body: emulate a range of seeds, PUT one Parquet file per table; yields one
     dict (the seeds' records, the parts written, seconds). ``done`` / ``crashed`` are Spark
-    accumulators the driver's progress bar reads."""
-    rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
+    accumulators the driver's progress bar reads. A seed that raises, or whose rows do not fit
+    the tables' schema, is recorded with ``error`` and has no rows."""
+    tables: dict[str, list] = {name: [] for name in tables_mod.TABLES}
     records = []
     started = time.perf_counter()
+    n_rows = 0
     for seed in seeds:
         record, seed_rows = emulate_seed(ctx, seed)
         records.append(record)
+        if seed_rows is not None:
+            try:
+                converted = seed_tables(seed_rows)
+            except ValueError as exc:
+                record["error"] = f"emulate failed: {exc}"
+                seed_rows = None
         if seed_rows is None:
             crashed.add(1)
         else:
-            for name, table_rows in seed_rows.items():
-                rows[name].extend(table_rows)
+            for name, table in converted.items():
+                tables[name].append(table)
+            n_rows += sum(len(r) for r in seed_rows.values())
         done.add(1)
     emulated = time.perf_counter()
-    parts = write_parts(ctx, index, rows)
-    yield {"index": index, "records": records, "parts": parts, "rows": sum(len(r) for r in rows.values()),
+    parts = write_parts(ctx, index, tables)
+    yield {"index": index, "records": records, "parts": parts, "rows": n_rows,
            "emulate_seconds": round(emulated - started, 3),
            "write_seconds": round(time.perf_counter() - emulated, 3)}
 
 
-def write_parts(ctx: SwarmContext, index: int, rows: dict[str, list[tuple]], client: Any = None) -> list[str]:
-    """One Parquet file per table (`SCHEMAS`, empty ones too) under the swarm's prefix; the keys."""
+def write_parts(ctx: SwarmContext, index: int, tables: dict[str, list], client: Any = None) -> list[str]:
+    """One Parquet file per table (`SCHEMAS`, empty ones too; ``tables``: name -> the seeds'
+    Arrow tables) under the swarm's prefix; the keys."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from .dataplane import _cached_client
 
     items = []
-    for name, table_rows in rows.items():
+    for name in tables_mod.TABLES:
+        parts = tables.get(name) or [tables_mod.arrow_table(name, [])]
         buffer = io.BytesIO()
-        pq.write_table(tables_mod.arrow_table(name, table_rows), buffer, compression="snappy")
+        pq.write_table(pa.concat_tables(parts), buffer, compression="snappy")
         items.append((f"tables/{name}/part-{index:05d}.parquet", buffer.getvalue()))
     store = ObjectStore(ctx.config, ctx.swarm_prefix, client=client or _cached_client(ctx.config))
     store.put_many(items)
