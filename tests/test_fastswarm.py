@@ -180,3 +180,45 @@ def test_the_swarm_report_shows_failures_mix_and_each_failing_seed_s_lines(mutan
         "img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])"))
     assert dict(images) == {"failures": True, "mix": True}
     assert all(url.startswith(("file:", "data:")) for url in requested), requested
+
+
+class _Count:
+    """Stands in for a Spark accumulator in a task body run outside Spark."""
+
+    def __init__(self):
+        self.value = 0
+
+    def add(self, n):
+        self.value += n
+
+
+def test_a_seed_whose_rows_do_not_fit_the_schema_is_unknown_and_its_task_goes_on(s3_server, monkeypatch):
+    """A seed that writes a string into an integer column (a mutmut mutant did) must not take
+    its Spark task down: that seed is recorded with an error naming the table, the task's other
+    seeds are written, and the part holds only their rows."""
+    import pyarrow.parquet as pq
+
+    from regionchaos import fastswarm
+
+    ctx = _context(s3_server.config, "smoke")
+    ctx = SwarmContext(ctx.scenario_ref, ctx.scenario_data, ctx.overrides, None, ctx.config, "swarms/test-fit/", {})
+    real = fastswarm.emulate_seed
+
+    def emulate(ctx, seed):
+        record, rows = real(ctx, seed)
+        if seed == 2:
+            bad = list(rows["checkpoints"][0])
+            bad[tables_mod.column_names("checkpoints").index("checkpoint_id")] = ""
+            rows["checkpoints"][0] = tuple(bad)
+        return record, rows
+
+    monkeypatch.setattr(fastswarm, "emulate_seed", emulate)
+    done, crashed = _Count(), _Count()
+    (part,) = fastswarm.emulate_partition(ctx, done, crashed, 0, iter([1, 2, 3]))
+    by_seed = {r["seed"]: r for r in part["records"]}
+    assert "table checkpoints" in by_seed[2]["error"] and "schema" in by_seed[2]["error"]
+    assert "error" not in by_seed[1] and "error" not in by_seed[3]
+    assert (done.value, crashed.value) == (3, 1)
+    store = ObjectStore(s3_server.config, ctx.swarm_prefix)
+    written = pq.read_table(io.BytesIO(store.get("tables/checkpoints/part-00000.parquet")))
+    assert set(written.column("run_id").to_pylist()) == {by_seed[1]["run_id"], by_seed[3]["run_id"]}
