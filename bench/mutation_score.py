@@ -89,6 +89,7 @@ def list_mutants(files: list[Path]) -> list[dict]:
             diff = [d for d in difflib.unified_diff(src.splitlines(), new.splitlines(), n=0, lineterm="")
                     if d[:1] in "+-" and not d.startswith(("+++", "---"))]
             mutants.append({"index": len(mutants), "file": str(path.relative_to(ROOT)), "line_number": line_number + 1,
+                            "function": enclosing_function(path, line_number + 1),
                             "on_line": index, "line": line.strip(), "diff": diff, "source": new})
     return mutants
 
@@ -280,6 +281,36 @@ def classify_survivor(m: dict, changed_runs: int) -> str:
     return f"artifacts changed on {changed_runs} runs, every check passed"
 
 
+def enclosing_function(path: Path, line_number: int) -> str:
+    """The qualified name of the function (or class, or "module") holding ``line_number``."""
+    import ast
+
+    best, best_span = "module", None
+    tree = ast.parse(path.read_text())
+
+    def visit(node, prefix):
+        nonlocal best, best_span
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                if start <= line_number <= child.end_lineno:
+                    span = child.end_lineno - start
+                    if best_span is None or span <= best_span:
+                        best, best_span = name, span
+                visit(child, name + ".")
+    visit(tree, "")
+    return best
+
+
+def triage_of(r: dict, notes: dict[str, str]) -> str:
+    """A survivor's triage: a note for the mutant itself ("file:line:index"), else for its
+    function ("file::function"), else the first reading."""
+    short = r["file"].split("/")[-1]
+    return notes.get(f"{short}:{r['line_number']}:{r['on_line']}") or notes.get(f"{short}::{r['function']}") \
+        or r["triage"]
+
+
 def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
     """The report: score, how mutants were killed, every survivor with its diff and triage
     (``notes``: "file:line:on_line" -> a hand-written triage, replacing the first reading)."""
@@ -308,7 +339,8 @@ def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
         f"**Score: {result['killed']} of {result['killed'] + result['survived']} mutants killed = "
         f"{100 * result['score']:.1f} %** ({result['survived']} survived). Of mutmut's {result['mutants']} mutants, "
         f"{result['stillborn']} are not Python (a syntax error: not counted) and {result['not_judged']} could not "
-        "be judged (a GX pass failed: not counted). Wall: emulation {result['walls']['emulate']} s, judging "
+        "be judged (a GX pass failed: not counted). "
+        f"Wall: emulation {result['walls']['emulate']} s, judging "
         f"{result['walls']['judge']} s ({result['judged_runs']} runs judged), total {result['walls']['total']} s.", "",
         "| file | mutants | killed | survived | score |", "|---|---|---|---|---|",
     ]
@@ -329,14 +361,16 @@ def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
         lines += ["", "Invariants that killed mutants (first failing run of each):", ""]
         lines += [f"- `{inv}`: {n}" for inv, n in caught.most_common()]
     surv = [r for r in res if r["status"] == "survived"]
-    kinds = Counter(notes.get(f"{r['file']}:{r['line_number']}:{r['on_line']}", r["triage"]).split(":")[0] for r in surv)
-    lines += ["", "## Survivors", "", "By triage:", ""]
-    lines += [f"- {k}: {n}" for k, n in kinds.most_common()]
-    lines += ["", "| file:line | mutation | triage |", "|---|---|---|"]
     for r in surv:
-        key = f"{r['file']}:{r['line_number']}:{r['on_line']}"
+        r.setdefault("function", enclosing_function(ROOT / r["file"], r["line_number"]))
+    kinds = Counter(triage_of(r, notes).split(":")[0] for r in surv)
+    lines += ["", "## Survivors", "", "By triage (the text before the first colon):", ""]
+    lines += [f"- {k}: {n}" for k, n in kinds.most_common()]
+    lines += ["", "| file:line (function) | mutation | triage |", "|---|---|---|"]
+    for r in surv:
         diff = " / ".join(f"`{d.strip()}`" for d in r["diff"]).replace("|", "\\|")
-        lines.append(f"| `{r['file'].split('/')[-1]}:{r['line_number']}` | {diff} | {notes.get(key, r['triage'])} |")
+        lines.append(f"| `{r['file'].split('/')[-1]}:{r['line_number']}` ({r['function']}) | {diff} | "
+                     f"{triage_of(r, notes)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -432,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in mutants:
         res = emulated[m["index"]]
-        entry = {k: m[k] for k in ("index", "file", "line_number", "on_line", "line", "diff")}
+        entry = {k: m[k] for k in ("index", "file", "line_number", "function", "on_line", "line", "diff")}
         entry["seconds"] = res["seconds"]
         if res.get("timeout"):
             entry.update(status="killed", by="timeout")

@@ -7,7 +7,7 @@ In:  two valid base runs emulated once into the embedded S3 server (`BASES`): th
      artifacts edited on storage (a ``_metadata`` object, a state object, a sink commit or
      transaction file, the history, ``scenario.json``): never the emulator or the tables.
 Out: both untampered bases pass every rule; each case's target rule is among the failed rules of
-     its suite (other rules may fail too). Every rule of every suite has a case (41 rules, see
+     its suite (other rules may fail too). Every rule of every suite has a case (42 rules, see
      `CASES`; `test_every_rule_has_a_tamper_case`), and expectations/README.md lists each rule's
      case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites.
      `TAMPERED` lists the rules covered here.
@@ -68,6 +68,15 @@ def shift_counter_sum(store):
             H.tamper(store, key, H.edit_json(edit))
             return
     raise AssertionError("no counter state in the last retained checkpoint")
+
+
+def misspell_an_abort_status(store):
+    """The first ABORTED decision of the history now reads "ABORTED_": a status no rule selects."""
+    def fn(events):
+        hit = next(e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED")
+        hit["status"] = "ABORTED_"
+        return events
+    H.edit_history(store, fn)
 
 
 def drop_abort_reasons(store):
@@ -454,6 +463,7 @@ CASES = {
     "no_duplicate_commit": ("exactly_once_output", BASE, duplicate_a_commit),
     "counter_equals_truth": ("state_consistency", BASE, shift_counter_sum),
     "abort_has_a_reason": ("decisions_follow_rules", BASE, drop_abort_reasons),
+    "decision_status_known": ("decisions_follow_rules", BASE, misspell_an_abort_status),
     "consecutive_regional_within_bound": ("flip_bounds", BASE, lower_the_regional_bound),
     "aborted_leave_nothing": ("storage_safety", BASE, leave_an_object_of_an_aborted_checkpoint),
     "commits_only_on_completion": ("notifications", BASE, commit_upon_an_unknown_checkpoint),

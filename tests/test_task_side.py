@@ -8,7 +8,8 @@ Out: an ack after the deadline counts as timed out: the region timeout under the
      regional checkpoints on, the checkpoint timeout otherwise (and always under the PR);
      the emulation logs every triggered task's response and the coordinator fails exactly
      the regions of late or declining tasks; ``failed_regions_follow_responses`` passes on
-     the untampered run and fails when the task record is edited.
+     the untampered run and fails when the task record is edited, or when a decision names
+     other failed regions than the task record does.
 """
 
 from __future__ import annotations
@@ -177,8 +178,24 @@ def drop_a_task_record(store):
                                           if not (e["kind"] == "task_responses" and e["checkpoint_id"] == regional[0])])
 
 
+def misname_the_failed_region_of_a_decision(store):
+    """The REGIONAL decision now names another region as failed (the task record and the metadata
+    stay as they were): a coordinator mapping tasks to the wrong regions says just this."""
+    regional, decided = _completed_with_regional(store)
+    cid = regional[0]
+    failed = decided[cid]["failed_regions"]
+    healthy = sorted(set(range(decided[cid]["num_regions"])) - set(failed))
+
+    def fn(events):
+        for e in events:
+            if e["kind"] == "checkpoint_decided" and e["checkpoint_id"] == cid:
+                e["failed_regions"] = sorted([healthy[0], *failed[1:]])
+        return events
+    H.edit_history(store, fn)
+
+
 CASES = {"late-healthy": make_a_healthy_ack_late, "failed-in-time": make_the_failed_region_answer_in_time,
-         "no-record": drop_a_task_record}
+         "no-record": drop_a_task_record, "decision-misnames": misname_the_failed_region_of_a_decision}
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,10 @@
 -- per-region timeout with regional checkpoints on under the FLIP's semantics, else the checkpoint timeout.
 -- Which regions the coordinator failed is read from the metadata: their entries reference an earlier
 -- checkpoint. A completed checkpoint whose task record does not cover every task its trigger expected is
--- reported too (it cannot be judged).
+-- reported too (it cannot be judged). And every decision (GLOBAL, REGIONAL or ABORTED) must name as
+-- failed exactly the regions of those tasks: the abort and REGIONAL rules read the decision's failed
+-- regions, so a coordinator that maps tasks to the wrong regions (and says so consistently in its own
+-- decision) is caught here, against the task record and the topology (mutation testing found this gap).
 WITH deadline AS (
   SELECT run_id, CASE WHEN region_enabled AND semantics = 'flip' AND region_timeout_ms IS NOT NULL
                       THEN region_timeout_ms ELSE timeout_ms END AS deadline_ms
@@ -25,6 +28,10 @@ meta AS (
 ),
 covered AS (
   SELECT run_id, checkpoint_id, count(*) AS tasks FROM rc_task_responses GROUP BY run_id, checkpoint_id
+),
+failing AS (
+  SELECT run_id, checkpoint_id, sort_array(collect_set(CASE WHEN must_fail = 1 THEN region END)) AS regions
+  FROM resp GROUP BY run_id, checkpoint_id
 ),
 expected AS (
   SELECT run_id, checkpoint_id, CAST(get_json_object(detail, '$.expected') AS INT) AS tasks
@@ -48,3 +55,11 @@ JOIN {batch} r ON r.run_id = c.run_id
 JOIN expected x ON x.run_id = c.run_id AND x.checkpoint_id = c.checkpoint_id
 LEFT JOIN covered n ON n.run_id = c.run_id AND n.checkpoint_id = c.checkpoint_id
 WHERE c.completed AND coalesce(n.tasks, 0) <> x.tasks
+UNION ALL
+SELECT c.run_id, c.checkpoint_id, NULL, NULL, NULL, NULL,
+       concat('the ', c.status, ' decision names failed regions [', array_join(c.failed_regions, ', ', 'null'),
+              '] but the task record fails regions [', array_join(f.regions, ', '), ']')
+FROM rc_checkpoints c
+JOIN {batch} r ON r.run_id = c.run_id
+JOIN failing f ON f.run_id = c.run_id AND f.checkpoint_id = c.checkpoint_id
+WHERE c.failed_regions IS NOT NULL AND NOT (sort_array(c.failed_regions) <=> f.regions)
