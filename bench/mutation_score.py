@@ -303,6 +303,54 @@ def enclosing_function(path: Path, line_number: int) -> str:
     return best
 
 
+def executed_statements(runs: list[tuple[str, int]]) -> dict[str, set[int]]:
+    """First lines of the statements of ``regionchaos/protocol/`` that the unmutated budget runs
+    (``sys.settrace`` in this process): file (relative) -> line numbers."""
+    import yaml
+
+    from regionchaos import fastswarm
+    from regionchaos.storage.s3 import StorageConfig
+
+    target = str(TARGET)
+    seen: dict[str, set[int]] = {}
+
+    def local(frame, event, arg):
+        if event == "line":
+            seen.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+        return local
+
+    def enter(frame, event, arg):
+        return local if frame.f_code.co_filename.startswith(target) else None
+
+    config = StorageConfig(endpoint_url="http://127.0.0.1:9")
+    contexts = {}
+    sys.settrace(enter)
+    try:
+        for name, seed in runs:
+            if name not in contexts:
+                data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
+                contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "m")
+            fastswarm.emulate_seed(contexts[name], seed)
+    finally:
+        sys.settrace(None)
+    return {str(Path(f).resolve().relative_to(ROOT)): lines for f, lines in seen.items()}
+
+
+def statement_start(path: Path, line_number: int) -> int | None:
+    """The first line of the innermost statement inside a function that holds ``line_number``
+    (None outside functions: module and class bodies run at import, before any tracing)."""
+    import ast
+
+    best = None
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.stmt) and sub is not node and sub.lineno <= line_number <= sub.end_lineno:
+                    if best is None or sub.lineno >= best.lineno:
+                        best = sub
+    return None if best is None else best.lineno
+
+
 def triage_of(r: dict, notes: dict[str, str]) -> str:
     """A survivor's triage: a note for the mutant itself ("file:line:index"), else for its
     function ("file::function"), else the first reading."""
@@ -311,9 +359,11 @@ def triage_of(r: dict, notes: dict[str, str]) -> str:
         or r["triage"]
 
 
-def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
+def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[str, set[int]] | None = None) -> str:
     """The report: score, how mutants were killed, every survivor with its diff and triage
-    (``notes``: "file:line:on_line" -> a hand-written triage, replacing the first reading)."""
+    (``notes``: "file:line:on_line" or "file::function" -> a hand-written triage, replacing the
+    first reading; ``executed``: `executed_statements`, to tell a survivor the budget never runs
+    from one it runs without changing any artifact)."""
     notes = notes or {}
     res = result["results"]
     by_file: dict[str, Counter] = {}
@@ -363,6 +413,15 @@ def render_md(result: dict, notes: dict[str, str] | None = None) -> str:
     surv = [r for r in res if r["status"] == "survived"]
     for r in surv:
         r.setdefault("function", enclosing_function(ROOT / r["file"], r["line_number"]))
+        if executed is not None and r["triage"].startswith("no artifact changed"):
+            start = statement_start(ROOT / r["file"], r["line_number"])
+            if start is not None and start not in executed.get(r["file"], set()):
+                r["triage"] = "never executed on the budget: a path no run of the budget takes"
+            elif start is not None:
+                r["triage"] = "executed on the budget, no artifact changed: equivalent there"
+            else:
+                r["triage"] = ("module or class level, no artifact changed on the budget: a constant, field default, "
+                               "annotation or decorator the budget's runs do not depend on (runs at import, not traced)")
     kinds = Counter(triage_of(r, notes).split(":")[0] for r in surv)
     lines += ["", "## Survivors", "", "By triage (the text before the first colon):", ""]
     lines += [f"- {k}: {n}" for k, n in kinds.most_common()]
@@ -402,7 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.render:
         notes = json.loads(Path(args.notes).read_text()) if Path(args.notes).exists() else {}
-        Path(args.md).write_text(render_md(json.loads(Path(args.json).read_text()), notes))
+        result = json.loads(Path(args.json).read_text())
+        executed = executed_statements(_budget_runs(result["budget"]["seeds"]))
+        Path(args.md).write_text(render_md(result, notes, executed))
         return 0
     if args.seeds < 1 or args.jobs < 1:
         ap.error("--seeds and --jobs must be at least 1")
@@ -517,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     notes = json.loads(Path(args.notes).read_text()) if Path(args.notes).exists() else {}
-    Path(args.md).write_text(render_md(result, notes))
+    Path(args.md).write_text(render_md(result, notes, executed_statements(runs)))
     print(json.dumps({k: v for k, v in result.items() if k != "results"}, indent=1))
     if base_fail:
         print(f"the unmutated code fails the swarm on {len(base_fail)} runs: the score means nothing",
