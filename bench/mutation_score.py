@@ -402,6 +402,13 @@ def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[
         lines.append(f"| `{f}` | {n} | {c['killed']} | {c['survived']} | {100 * c['killed'] / n:.0f} % |")
     lines += ["", "How the killed mutants were caught:", ""]
     lines += [f"- {why}: {n}" for why, n in how.most_common()]
+    raised = how["emulation raised (the seed is unknown)"] + how["timeout"] + sum(n for k, n in how.items()
+                                                                                   if k.startswith("child exit"))
+    checks = how["an invariant no finding declares failed"] + how["unknown invariant"]
+    lines += ["", f"Reading it: {raised} of the {result['killed']} kills are the emulation raising or hanging. "
+              "The swarm reports such a seed as unknown (exit 3), so the tool notices, but no check is tested by them. "
+              f"The checks themselves (an invariant failed, or could not be judged) killed {checks}: {checks} of the {checks + result['survived']} mutants that "
+              f"ran to the end ({100 * checks / max(1, checks + result['survived']):.1f} %)."]
     caught = Counter()
     for r in res:
         if r["status"] == "killed" and r["by"].startswith("failed "):
