@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/mutation_score.py [--seeds 2] [--jobs 2] [--files coordinator.py,...]
         [--limit N] [--json bench/mutation_score.json] [--md bench/mutation_score.md]
+    .venv/bin/python bench/mutation_score.py --render    # rewrite the .md from the .json and mutation_triage.json
 
 The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
 arguments...), enumerated in a virtualenv of its own (``bench/.mutmut-venv``, made on the first
