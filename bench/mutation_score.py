@@ -119,6 +119,24 @@ def _digest(rows: dict) -> str:
     return hashlib.sha256(pickle.dumps(sorted(rows.items()), protocol=5)).hexdigest()
 
 
+def _emulate_budget(runs: list[tuple[str, int]]):
+    """Each run of the budget as a swarm task emulates it (`fastswarm.emulate_seed_tables`: rows
+    that do not fit the schema make the seed unknown): yields (scenario, seed, record, rows)."""
+    import yaml
+
+    from regionchaos import fastswarm
+    from regionchaos.storage.s3 import StorageConfig
+
+    config = StorageConfig(endpoint_url="http://127.0.0.1:9")  # never contacted: every store is in memory
+    contexts: dict[str, object] = {}
+    for name, seed in runs:
+        if name not in contexts:
+            data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
+            contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "m")
+        record, rows, _ = fastswarm.emulate_seed_tables(contexts[name], seed)
+        yield name, seed, record, rows
+
+
 def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], baseline: dict, out_path: str) -> None:
     """Emulate the budget with the package of ``overlay`` (``mutant``'s file written over it):
     for each run, its record and either its rows (they differ from ``baseline``'s digest) or
@@ -129,25 +147,11 @@ def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], basel
         Path(overlay, mutant["file"]).write_text(mutant["source"])
     sys.dont_write_bytecode = True
     sys.path.insert(0, overlay)
-    import yaml
-
     from regionchaos import fastswarm
-    from regionchaos.storage.s3 import StorageConfig
 
     assert fastswarm.__file__.startswith(overlay), fastswarm.__file__
-    config = StorageConfig(endpoint_url="http://127.0.0.1:9")  # never contacted: every store is in memory
-    contexts: dict[str, object] = {}
     out = []
-    for name, seed in runs:
-        if name not in contexts:
-            data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
-            contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "swarms/m")
-        record, rows = fastswarm.emulate_seed(contexts[name], seed)
-        if rows is not None:
-            try:
-                fastswarm.seed_tables(rows)  # as a swarm task does: rows that do not fit make the seed unknown
-            except ValueError as exc:
-                record["error"], rows = f"emulate failed: {exc}", None
+    for name, seed, record, rows in _emulate_budget(runs):
         digest = None if rows is None else _digest(rows)
         same = digest is not None and baseline.get((name, seed)) == digest
         out.append({"scenario": name, "seed": seed, "run_id": record.get("run_id"), "error": record.get("error"),
@@ -307,11 +311,6 @@ def enclosing_function(path: Path, line_number: int) -> str:
 def executed_statements(runs: list[tuple[str, int]]) -> dict[str, set[int]]:
     """First lines of the statements of ``regionchaos/protocol/`` that the unmutated budget runs
     (``sys.settrace`` in this process): file (relative) -> line numbers."""
-    import yaml
-
-    from regionchaos import fastswarm
-    from regionchaos.storage.s3 import StorageConfig
-
     target = str(TARGET)
     seen: dict[str, set[int]] = {}
 
@@ -323,15 +322,10 @@ def executed_statements(runs: list[tuple[str, int]]) -> dict[str, set[int]]:
     def enter(frame, event, arg):
         return local if frame.f_code.co_filename.startswith(target) else None
 
-    config = StorageConfig(endpoint_url="http://127.0.0.1:9")
-    contexts = {}
     sys.settrace(enter)
     try:
-        for name, seed in runs:
-            if name not in contexts:
-                data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
-                contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "m")
-            fastswarm.emulate_seed(contexts[name], seed)
+        for _ in _emulate_budget(runs):
+            pass
     finally:
         sys.settrace(None)
     return {str(Path(f).resolve().relative_to(ROOT)): lines for f, lines in seen.items()}

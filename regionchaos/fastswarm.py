@@ -152,6 +152,19 @@ def seed_tables(rows: dict[str, list[tuple]]) -> dict:
     return out
 
 
+def emulate_seed_tables(ctx: SwarmContext, seed: int) -> tuple[dict, dict | None, dict | None]:
+    """`emulate_seed`, then its rows as Arrow tables (`seed_tables`): (record, rows, tables). A
+    seed whose rows do not fit the schema gets ``error`` in its record and no rows or tables."""
+    record, rows = emulate_seed(ctx, seed)
+    if rows is None:
+        return record, None, None
+    try:
+        return record, rows, seed_tables(rows)
+    except ValueError as exc:
+        record["error"] = f"emulate failed: {exc}"
+        return record, None, None
+
+
 def emulate_partition(ctx: SwarmContext, done, crashed, index: int, seeds: Iterator[int]) -> Iterator[dict]:
     """Spark task body: emulate a range of seeds, PUT one Parquet file per table; yields one
     dict (the seeds' records, the parts written, seconds). ``done`` / ``crashed`` are Spark
@@ -162,14 +175,8 @@ def emulate_partition(ctx: SwarmContext, done, crashed, index: int, seeds: Itera
     started = time.perf_counter()
     n_rows = 0
     for seed in seeds:
-        record, seed_rows = emulate_seed(ctx, seed)
+        record, seed_rows, converted = emulate_seed_tables(ctx, seed)
         records.append(record)
-        if seed_rows is not None:
-            try:
-                converted = seed_tables(seed_rows)
-            except ValueError as exc:
-                record["error"] = f"emulate failed: {exc}"
-                seed_rows = None
         if seed_rows is None:
             crashed.add(1)
         else:
