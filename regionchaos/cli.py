@@ -4,7 +4,8 @@
   regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
   regionchaos replay SWARM_ID --seed N [--json]
   regionchaos pin --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--out FILE]
-  regionchaos shrink --scenario NAME|PATH [--seed N] [--set ...] [--mutant NAME] [--invariant INV] [--out FILE]
+  regionchaos shrink --scenario NAME|PATH [--seed N] [--set ...] [--mutant NAME] [--invariant INV] [--max-rounds N]
+                     [--out FILE]
   regionchaos study [--policies ...] [--probabilities ...] [--parallelism ...] [--seeds N] [--checkpoints N]
   regionchaos scenarios
   regionchaos mutants
@@ -117,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a field, as for `run` (e.g. faults.swarm=true for a swarm seed); repeatable")
     p.add_argument("--mutant", help="the mutant the run fails under")
     p.add_argument("--invariant", help="the invariant to keep failing (default: the first the run fails)")
+    p.add_argument("--max-rounds", type=int, default=30, help="stop after this many rounds even if a smaller schedule "
+                   "might still fail (each round is one judging pass; default 30)")
     p.add_argument("--out", help="file to write (default: NAME-sSEED-shrunk.yaml in the current directory)")
 
     p = sub.add_parser("study", help="global vs regional checkpoints: the same seeds under each policy, swept over "
@@ -211,8 +214,10 @@ def cmd_shrink(args, console: Console) -> int:
     mutant = check_mutant(args.mutant)
     if args.invariant is not None and args.invariant not in INVARIANTS:
         raise ScenarioError([("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")])
+    if args.max_rounds < 1:
+        raise ScenarioError([("--max-rounds", f"must be >= 1, got {args.max_rounds}")])
     scenario = load(args.scenario, overrides=overrides, seed=args.seed)
-    result = shrink(scenario, mutant, args.invariant, console=console)
+    result = shrink(scenario, mutant, args.invariant, console=console, max_rounds=args.max_rounds)
     shrunk = result.shrunk.model_copy(update={"name": f"{scenario.name}-s{scenario.seed}-shrunk"})
     shrunk = shrunk.model_copy(update={"description": (
         f"Shrunk from `{runner.replay_line(args.scenario, scenario.seed, overrides, mutant)}`: fails "
@@ -226,7 +231,8 @@ def cmd_shrink(args, console: Console) -> int:
     before, after = result.rounds[0]["size"], result.rounds[-1]["size"]
     console.print(f"shrunk {before[0]} faults / {before[1]} checkpoints / parallelism {before[2]} to "
                   f"{after[0]} / {after[1]} / {after[2]} in {len(result.rounds) - 1} rounds ({result.judged} "
-                  f"schedules judged, {result.wall_seconds} s); still fails {result.invariant}; saved {out}",
+                  f"schedules judged, {result.wall_seconds} s{'' if result.complete else ', stopped at --max-rounds'}); "
+                  f"still fails {result.invariant}; saved {out}",
                   highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, shrunk.seed, None, mutant)), highlight=False,
                   soft_wrap=True)

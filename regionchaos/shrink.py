@@ -41,6 +41,7 @@ class ShrinkResult:
     rounds: list[dict] = field(default_factory=list)
     judged: int = 0
     wall_seconds: float = 0.0
+    complete: bool = True  # False when max_rounds stopped it before a round found nothing smaller
 
 
 def size(scenario: Scenario) -> tuple[int, int, int]:
@@ -158,9 +159,13 @@ def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None 
     result = ShrinkResult(scenario, current, invariant, first["failed"], judged=1)
     result.rounds.append({"round": 0, "size": size(current), "candidates": 1, "failed": first["failed"]})
     say(f"shrink: {scenario.name} seed {scenario.seed} fails {invariant}; start {_describe(current)}")
-    for round_no in range(1, max_rounds + 1):
+    for round_no in range(1, max_rounds + 2):
         cands = candidates(current)
         if not cands:
+            break
+        if round_no > max_rounds:
+            result.complete = False
+            say(f"  stopped after {max_rounds} rounds (max_rounds): a smaller schedule may still fail {invariant}")
             break
         verdicts = judge(spark, cands, mutant)
         result.judged += len(cands)

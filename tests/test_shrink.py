@@ -18,7 +18,8 @@ import pytest
 from regionchaos.cli import main
 from regionchaos.scenario import load
 from regionchaos.schedule import pin
-from regionchaos.shrink import candidates, judge, size
+from regionchaos import shrink as shrink_mod
+from regionchaos.shrink import candidates, judge, shrink, size
 
 MUTANT = "failed-region-commits"
 
@@ -36,13 +37,42 @@ def test_every_candidate_is_a_valid_strict_reduction():
     assert min(size(c)[1] for c in cands) < start[1]  # fewer checkpoints are tried
 
 
+def test_rounds_go_on_until_nothing_smaller_fails_and_max_rounds_stops_them(monkeypatch):
+    """The round loop alone (pure logic): a stand-in judge says a schedule fails `notifications`
+    while it keeps one particular fault (the decline of process subtask 3 at checkpoint 7). The
+    loop must end at exactly that fault and the fewest checkpoints that still hold it, each round
+    strictly smaller; with max_rounds=1 it stops after one round and says it is incomplete."""
+    culprit = {"checkpoint": 7, "kind": "decline", "vertex": "process", "subtask": 3}
+
+    def fails(scenario) -> bool:
+        return culprit in scenario.to_dict()["faults"]["schedule"]
+
+    def stand_in(spark, scenarios, mutant):
+        return [{"run_id": str(i), "verdict": "invalid" if fails(s) else "valid",
+                 "failed": ["notifications"] if fails(s) else [], "unknown": []} for i, s in enumerate(scenarios)]
+
+    monkeypatch.setattr(shrink_mod, "judge", stand_in)
+    scenario = load("smoke", seed=1)
+    full = shrink(scenario, MUTANT, "notifications", spark=object())
+    assert full.complete and full.shrunk.to_dict()["faults"]["schedule"] == [culprit]
+    assert full.shrunk.checkpoints == culprit["checkpoint"] + 1
+    sizes = [r["size"] for r in full.rounds]
+    assert len(sizes) >= 3 and all(a > b for a, b in zip(sizes, sizes[1:])), sizes
+    one = shrink(scenario, MUTANT, "notifications", spark=object(), max_rounds=1)
+    assert not one.complete and len(one.rounds) == 2 and one.rounds[1]["size"] == sizes[1]
+    assert size(one.shrunk) > size(full.shrunk)
+
+
 @pytest.mark.spark
 def test_the_cli_shrinks_a_mutant_run_and_the_shrunk_file_replays(spark, s3_server, tmp_path, capsys):
+    """One round of the real thing (each round is one pass of the suites; the loop's later rounds are
+    the test above): strictly fewer faults, the file replays as a deep run and still fails."""
     out = tmp_path / "shrunk.yaml"
     code = main(["shrink", "--scenario", "smoke", "--seed", "1", "--mutant", MUTANT, "--invariant", "notifications",
-                 "--out", str(out)])
+                 "--max-rounds", "1", "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0, printed
+    assert "in 1 rounds" in printed and "stopped at --max-rounds" in printed, printed
     assert f"replay: regionchaos run --scenario {out} --seed 1 --mutant {MUTANT}" in printed
     shrunk = load(str(out))
     original, _ = pin(load("smoke", seed=1), MUTANT)
@@ -66,3 +96,5 @@ def test_a_run_that_fails_nothing_is_not_shrunk(spark, tmp_path, capsys):
     assert not out.exists()
     assert main(["shrink", "--scenario", "smoke", "--invariant", "nope", "--out", str(out)]) == 2
     assert "--invariant" in capsys.readouterr().out and not out.exists()
+    assert main(["shrink", "--scenario", "smoke", "--max-rounds", "0", "--out", str(out)]) == 2
+    assert "--max-rounds" in capsys.readouterr().out and not out.exists()
