@@ -4,7 +4,8 @@ In:  an emulated run's `ObjectStore` (the base run) on the embedded S3 server; p
      new run id and edits of raw artifacts (a `_metadata` object, a state object, a sink
      transaction or commit file, a history file), never of the emulator.
 Out: `copy_run(base, run_id) -> ObjectStore` (every object of the base run under the new
-     prefix; ``scenario.json``'s run_id rewritten), `tamper(store, key, edit)` (``edit(bytes) ->
+     prefix; ``scenario.json``'s run_id rewritten; the base's objects are read once per base and
+     process, since a base is never edited), `tamper(store, key, edit)` (``edit(bytes) ->
      bytes``, or None to delete the object), `edit_json(fn)` (an edit of a JSON object: ``fn``
      changes the decoded value in place or returns a new one), `edit_history(store, fn)` (``fn``
      gets every history event in order and returns the events to keep), `edit_metadata(store, N,
@@ -28,11 +29,21 @@ from regionchaos.storage import ObjectStore
 HISTORY_PREFIX = "history/"
 
 
+_BASE_OBJECTS: dict[tuple[str, str, str], dict[str, bytes]] = {}
+
+
+def _objects(base: ObjectStore) -> dict[str, bytes]:
+    """Every object of an (untampered, never edited) base run, read once."""
+    key = (base.config.endpoint_url or "", base.config.bucket, base.run_prefix)
+    if key not in _BASE_OBJECTS:
+        _BASE_OBJECTS[key] = base.get_many(base.list_keys(""))
+    return _BASE_OBJECTS[key]
+
+
 def copy_run(base: ObjectStore, run_id: str) -> ObjectStore:
     """Every object of ``base`` under ``run_id``'s prefix (same bucket and endpoint)."""
     target = ObjectStore.for_run(base.config, run_id)
-    keys = base.list_keys("")
-    bodies = base.get_many(keys)
+    bodies = dict(_objects(base))
     doc = json.loads(bodies["scenario.json"])
     doc["run_id"] = run_id
     bodies["scenario.json"] = json.dumps(doc, sort_keys=True).encode()
