@@ -52,7 +52,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from . import history
 from .emulator import Batch, object_key
+from .history import Kind, dumps
 from .protocol.checkpoint import CompletedCheckpoint
 from .scenario import Scenario
 from .storage import (
@@ -86,11 +88,6 @@ NO_SPLIT = -1  # split of the emulator's placeholder row for a source subtask th
 
 class MetadataExists(StorageError):
     """``chk-N/_metadata`` was already on storage: an earlier run left it behind."""
-
-
-def dumps(obj: Any) -> bytes:
-    """The one JSON encoding of every artifact: sorted keys, compact."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True)
@@ -387,8 +384,7 @@ class S3Persistence:
             self._stats.storage_faults += len(injected)
             with self._phase("history"):
                 bodies = {s["checkpoint_id"]: s["body"] for s in batch.steps if s["op"] == "metadata"}
-                history = encode_history(batch.events, bodies)
-                self.store.put(f"history/events-{batch.index:05d}.jsonl", history)
+                self.store.put(history.key(batch.index), history.encode(batch.events, bodies))
                 self.store.put(COUNTER_KEY, dumps(batch.counter))
 
     def recover(self) -> tuple[list[CompletedCheckpoint], int]:
@@ -519,35 +515,16 @@ class _Measured:
         return False
 
 
-_PLACEHOLDER = "\x00metadata\x00"
-_PLACEHOLDER_JSON = json.dumps(_PLACEHOLDER).encode()
-
-
-def encode_history(events: list[dict], metadata_bodies: dict[int, bytes]) -> bytes:
-    """The history object: one `dumps` line per event. A ``checkpoint_completed`` event
-    carries the whole ``_metadata`` JSON; its already-encoded body is spliced in rather
-    than encoded again (the same bytes: `CompletedCheckpoint.to_bytes` is `dumps` of
-    ``to_json()``; on ``large`` the metadata is ~150 MB)."""
-    lines = []
-    for e in events:
-        body = metadata_bodies.get(e.get("checkpoint_id")) if e["kind"] == "checkpoint_completed" else None
-        if body is None:
-            lines.append(dumps(e))
-        else:
-            lines.append(dumps({**e, "metadata": _PLACEHOLDER}).replace(_PLACEHOLDER_JSON, body, 1))
-    return b"".join(line + b"\n" for line in lines)
-
-
 def fault_events(batch: Batch, tasks: list[FileTask], injected: list[dict]) -> list[dict]:
     """``storage_fault`` events for the faults that fired, seq continuing the batch's."""
     where = {key: (t.checkpoint_id, t.tm) for t in tasks for key, _ in t.objects}
-    attempt_of = {e["checkpoint_id"]: e["attempt"] for e in batch.events if e["kind"] == "checkpoint_triggered"}
+    attempt_of = {e["checkpoint_id"]: e["attempt"] for e in batch.events if e["kind"] == Kind.CHECKPOINT_TRIGGERED}
     last = batch.events[-1] if batch.events else {"seq": -1, "attempt": 0}
     names = {"put_failed": PUT_FAILURE, "put_slow": SLOW_PUT}
     rows = []
     for f in injected:
         cid, tm = where[f["key"]]
-        event = {"kind": "storage_fault", "fault": names[f["kind"]], "key": f["key"], "checkpoint_id": cid,
+        event = {"kind": Kind.STORAGE_FAULT.value, "fault": names[f["kind"]], "key": f["key"], "checkpoint_id": cid,
                  "taskmanager": tm, "attempt": attempt_of.get(cid, last["attempt"])}
         if "delay_ms" in f:
             event["delay_ms"] = f["delay_ms"]

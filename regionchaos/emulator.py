@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from . import history
+from .history import Kind
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import (
@@ -225,8 +227,8 @@ class Emulation:
                 plan.setdefault(a, []).append(w.splits + i)
         return plan
 
-    def log(self, kind: str, **fields) -> dict:
-        event = {"seq": len(self.events), "attempt": self.attempt, "kind": kind, **fields}
+    def log(self, kind: Kind, **fields) -> dict:
+        event = history.event(len(self.events), self.attempt, kind, **fields)
         self.events.append(event)
         self.batch.events.append(event)
         return event
@@ -239,13 +241,13 @@ class Emulation:
                 if split not in self.splits:
                     self.splits[split] = SplitProgress(self.length)
                 self.owned.setdefault(sub, []).append(split)
-                self.log("split_assigned", split=split, subtask=sub)
+                self.log(Kind.SPLIT_ASSIGNED, split=split, subtask=sub)
 
     # -- running --------------------------------------------------------------------
 
     def run(self) -> RunResult:
         started = time.perf_counter()
-        self.log("run_started", scenario=self.sc.name, seed=self.sc.seed, mutant=self.mutant,
+        self.log(Kind.RUN_STARTED, scenario=self.sc.name, seed=self.sc.seed, mutant=self.mutant,
                  drawn=self.nemesis.drawn_parameters(), parallelism=self.parallelism,
                  regions=self.coordinator.num_regions, region_enabled=self.settings.region_enabled)
         fault_attempts, heal = self.sc.checkpoints, self.sc.faults.heal_checkpoints
@@ -254,10 +256,10 @@ class Emulation:
         while self.attempt < limit and not self.stats["finished"]:
             healing = self.attempt >= fault_attempts
             if self.attempt == fault_attempts:
-                self.log("heal_started")
+                self.log(Kind.HEAL_STARTED)
             if self.attempt in self.discovery_plan:
                 self.coordinator.enumerator.add_splits(self.discovery_plan[self.attempt])
-                self.log("splits_discovered", splits=self.discovery_plan[self.attempt])
+                self.log(Kind.SPLITS_DISCOVERED, splits=self.discovery_plan[self.attempt])
             self._assign_splits()
             self._advance()
             tasks = self.coordinator.graph.tasks()
@@ -278,9 +280,9 @@ class Emulation:
             if healing and not self.length and self.attempt >= fault_attempts + heal:
                 break
         if self.length and not self.stats["finished"]:
-            self.log("job_not_finished", attempts=self.attempt)
+            self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
         self.stats["records_in"] = sum(sp.src for sp in self.splits.values()) + self.stats["records_replayed"]
-        self.log("run_finished", finished=self.stats["finished"])
+        self.log(Kind.RUN_FINISHED, finished=self.stats["finished"])
         self._flush()
         self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
@@ -318,7 +320,7 @@ class Emulation:
         exhausted = self._no_more_splits() and all(sp.consumed == sp.length for sp in owned)
         if exhausted != self.coordinator.sources_exhausted:
             self.coordinator.sources_exhausted = exhausted
-            self.log("sources_exhausted" if exhausted else "end_of_input_revoked")
+            self.log(Kind.SOURCES_EXHAUSTED if exhausted else Kind.END_OF_INPUT_REVOKED)
 
     # -- checkpointing --------------------------------------------------------------
 
@@ -327,7 +329,7 @@ class Emulation:
         pending = coord.trigger_checkpoint()
         cid = pending.checkpoint_id
         self.stats["triggered"] += 1
-        self.log("checkpoint_triggered", checkpoint_id=cid, forced_global=pending.forced_global,
+        self.log(Kind.CHECKPOINT_TRIGGERED, checkpoint_id=cid, forced_global=pending.forced_global,
                  final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
                  counter=coord.consecutive_regional)
         merging = self.sc.flink.file_merging
@@ -360,7 +362,7 @@ class Emulation:
             at = timeout + 1 + lat if task in faults.timeouts or slow else lat
             responses.append([task[0], task[1], "ack", at, done, None])
             coord.receive_acknowledge(pending, task, states, at_ms=at)
-        self.log("task_responses", checkpoint_id=cid, tasks=responses)
+        self.log(Kind.TASK_RESPONSES, checkpoint_id=cid, tasks=responses)
         outcome = coord.complete_pending_checkpoint(pending)
         if faults.crash_before_metadata:
             # the JobManager dies after the state upload, before the metadata commit;
@@ -370,7 +372,7 @@ class Emulation:
             self._log_outcome(outcome, faults, persisted=persisted)
             if persisted:
                 self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
-            self.log("jobmanager_crashed", checkpoint_id=cid, phase="between state upload and metadata commit")
+            self.log(Kind.JOBMANAGER_CRASHED, checkpoint_id=cid, phase="between state upload and metadata commit")
             return None
         # snapshot state N does not use is discarded: late acknowledgements (Flink's
         # discardSubtaskState) and the acks of failed-region tasks replaced by their fallback
@@ -427,7 +429,7 @@ class Emulation:
                          "lost": [list(r) for r in sp.lost], "chan_start": chan_start if self.sc.flink.unaligned else sp.src,
                          "chan_end": sp.src, "pending": [list(p) for p in sp.pending]})
         if recovering:
-            self.log("checkpoint_during_recovery", checkpoint_id=cid, subtask=sub)
+            self.log(Kind.CHECKPOINT_DURING_RECOVERY, checkpoint_id=cid, subtask=sub)
         epoch_element = ("epoch", cid, sub)
         rows.append({**base, "operator": "epoch", "split": -1, "element": list(epoch_element),
                      "value": sum(self.splits[s].consumed for s in splits)})
@@ -441,11 +443,11 @@ class Emulation:
 
     def _log_outcome(self, o: CheckpointOutcome, faults: AttemptFaults, persisted: bool = True) -> None:
         if not persisted:
-            self.log("checkpoint_voided", checkpoint_id=o.checkpoint_id, status=o.status)
+            self.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=o.checkpoint_id, status=o.status)
             return
         self.stats[{"GLOBAL": "global", "REGIONAL": "regional", ABORTED: "aborted"}[o.status]] += 1
         region_of = self.coordinator.regions
-        self.log("checkpoint_decided", checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
+        self.log(Kind.CHECKPOINT_DECIDED, checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
                  forced_global=o.forced_global, final=o.final, failed_regions=list(o.failed_regions),
                  num_regions=self.coordinator.num_regions,
                  declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
@@ -458,7 +460,7 @@ class Emulation:
                  deleted_keys=sorted(o.objects_to_delete),
                  put_failures=sorted(faults.put_failures), slow_puts=sorted(faults.slow_puts))
         if o.checkpoint is not None:
-            self.log("checkpoint_completed", checkpoint_id=o.checkpoint_id, type=o.status,
+            self.log(Kind.CHECKPOINT_COMPLETED, checkpoint_id=o.checkpoint_id, type=o.status,
                      metadata=o.checkpoint.to_json())
 
     def _notify(self, outcome: CheckpointOutcome) -> None:
@@ -476,7 +478,7 @@ class Emulation:
             self.batch.steps.append({"op": "commit", "checkpoint_id": cid, "txns": txns})
         if outcome.final:
             self.stats["finished"] = True
-            self.log("job_finished", checkpoint_id=cid, type=outcome.status)
+            self.log(Kind.JOB_FINISHED, checkpoint_id=cid, type=outcome.status)
         elif outcome.status == "GLOBAL":
             self._finish_tasks(outcome)
 
@@ -510,7 +512,7 @@ class Emulation:
                 continue
             if all(self.splits[s].src == self.splits[s].length for s in splits):
                 coord.task_finished(task, {op: outcome.checkpoint.operator_states[(op, sub)] for op in SOURCE_OPERATORS})
-                self.log("task_finished", vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
+                self.log(Kind.TASK_FINISHED, vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
 
     # -- faults after the checkpoint -------------------------------------------------
 
@@ -523,7 +525,7 @@ class Emulation:
         regions: list[int] = list(faults.region_crashes)
         for tm in faults.taskmanager_losses:
             lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.tms == tm}
-            self.log("taskmanager_lost", taskmanager=tm, regions=sorted(lost))
+            self.log(Kind.TASKMANAGER_LOST, taskmanager=tm, regions=sorted(lost))
             regions += sorted(lost)
         for region in dict.fromkeys(regions):
             self._region_failover(region, "subtask crash")
@@ -539,7 +541,7 @@ class Emulation:
             return
         self.stats["region_failovers"] += 1
         restored = coord.restore_region(region)
-        self.log("region_failover", region=region, cause=cause, tasks=len(restored),
+        self.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
                  restore_from=coord.store.latest().checkpoint_id)
         self._apply_restore(restored, partial=True)
 
@@ -549,7 +551,7 @@ class Emulation:
 
     def _rescale(self, parallelism: int) -> None:
         if self.coordinator.store.latest() is None:
-            self.log("rescale_skipped", parallelism=parallelism, reason="no completed checkpoint")
+            self.log(Kind.RESCALE_SKIPPED, parallelism=parallelism, reason="no completed checkpoint")
             return
         self.stats["rescales"] += 1
         self._global_restore(parallelism, "rescale")
@@ -570,7 +572,7 @@ class Emulation:
         live = store.live_objects()
         missing = self._missing_on_storage(live)
         orphans = self.persistence.delete_orphans(live)
-        self.log("jobmanager_failover", cause=cause, recovered=[c.checkpoint_id for c in store.retained],
+        self.log(Kind.JOBMANAGER_FAILOVER, cause=cause, recovered=[c.checkpoint_id for c in store.retained],
                  next_checkpoint_id=next_id, counter=self.coordinator.consecutive_regional,
                  orphans_deleted=len(orphans), orphan_keys=sorted(orphans), missing_objects=missing)
         if latest is None:
@@ -604,7 +606,7 @@ class Emulation:
         self._rediscover()  # the enumerator is back at the checkpoint's view of the source
         self.parallelism = new_p
         self.restore_seq += 1
-        self.log("global_restore", cause=cause, restore_id=self.restore_seq, restore_from=latest.checkpoint_id,
+        self.log(Kind.GLOBAL_RESTORE, cause=cause, restore_id=self.restore_seq, restore_from=latest.checkpoint_id,
                  old_parallelism=old_p, new_parallelism=new_p, regions=coord.num_regions,
                  restored=self._describe(restored))
         self._apply_restore(restored, partial=False)
@@ -633,7 +635,7 @@ class Emulation:
         so far is consumed again (replayed, as after a restore from checkpoint 0)."""
         self.stats["global_failovers"] += 1
         self.stats["records_replayed"] += sum(sp.consumed for sp in self.splits.values())
-        self.log("global_restart_from_scratch", cause=cause)
+        self.log(Kind.GLOBAL_RESTART_FROM_SCRATCH, cause=cause)
         enum = self.coordinator.enumerator
         self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
         self.splits = {split: SplitProgress(self.length) for split in self.splits}
@@ -671,7 +673,7 @@ class Emulation:
                     if start > consumed:  # in-flight records not in the channel state: gone
                         sp.lost = sp.lost + ((consumed, start),)
                         sp.consumed = start
-                        self.log("records_lost", split=split, start=consumed, end=start)
+                        self.log(Kind.RECORDS_LOST, split=split, start=consumed, end=start)
                     sp.recovering_until = end if self.sc.flink.unaligned else 0
                     sp.precommitted = sp.consumed
         if txns:

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .history import Kind
+
 STATUS_COLOURS = {"GLOBAL": "#2e7d32", "REGIONAL": "#1565c0", "ABORTED": "#c62828", "VOIDED": "#757575"}
 VERDICT_COLOURS = {"valid": "#2e7d32", "invalid": "#c62828", "unknown": "#ef6c00"}
 # per region and checkpoint: 0 no region, 1 acked, 2 fallback (referenced), 3 timed out, 4 declined
@@ -116,7 +118,7 @@ def _plt():
 def timeline_matrix(frames: dict) -> tuple[list[int], list[str], np.ndarray]:
     """(checkpoint ids, statuses, region x checkpoint cell codes) for the timeline heatmap."""
     cp = frames["checkpoints"].sort_values("checkpoint_id")
-    decided = {d["checkpoint_id"]: d for d in _detail(frames["events"], "checkpoint_decided")}
+    decided = {d["checkpoint_id"]: d for d in _detail(frames["events"], Kind.CHECKPOINT_DECIDED)}
     ids = [int(c) for c in cp["checkpoint_id"]]
     statuses = [str(s) for s in cp["status"]]
     regions = [int(x) if not pd.isna(x) else 0 for x in cp["job_regions"]]
@@ -296,9 +298,9 @@ def _checks_table(checks: list[dict]) -> str:
 
 
 def _events_table(frames: dict) -> str:
-    kinds = ("region_failover", "taskmanager_lost", "global_restore", "global_restart_from_scratch",
-             "jobmanager_crashed", "jobmanager_failover", "records_lost", "heal_started", "sources_exhausted",
-             "job_finished", "job_not_finished", "storage_fault")
+    kinds = (Kind.REGION_FAILOVER, Kind.TASKMANAGER_LOST, Kind.GLOBAL_RESTORE, Kind.GLOBAL_RESTART_FROM_SCRATCH,
+             Kind.JOBMANAGER_CRASHED, Kind.JOBMANAGER_FAILOVER, Kind.RECORDS_LOST, Kind.HEAL_STARTED,
+             Kind.SOURCES_EXHAUSTED, Kind.JOB_FINISHED, Kind.JOB_NOT_FINISHED, Kind.STORAGE_FAULT)
     ev = frames["events"]
     ev = ev[ev["kind"].isin(kinds)].sort_values("seq")
     if ev.empty:

@@ -38,6 +38,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from . import history
+from .history import Kind
 from .workload import range_count_sum, record_values
 
 # The job of PROTOCOL.md section 1: which vertex runs each operator, and how each
@@ -185,17 +187,14 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     before = store.stats.as_dict()
     listing = _list_with_sizes(store)
     keys = [k for k, _ in listing]
-    history_keys = sorted(k for k in keys if k.startswith("history/") and k.endswith(".jsonl"))
+    history_keys = sorted(k for k in keys if history.is_history_key(k))
     metadata_keys = [k for k in keys if k.startswith("checkpoints/") and k.endswith("/_metadata")]
     commit_keys = sorted(k for k in keys if k.startswith("sink/commits/") and k.endswith(".json"))
     txn_keys = sorted(k for k in keys if _TXN.match(k))
     first = ["scenario.json"] if "scenario.json" in keys else []
     bodies = store.get_many(first + history_keys + metadata_keys + commit_keys + txn_keys, threads=threads)
     scenario_doc = json.loads(bodies["scenario.json"]) if first else {}
-    events: list[dict] = []
-    for k in history_keys:
-        events.extend(json.loads(line) for line in bodies[k].decode().splitlines() if line.strip())
-    events.sort(key=lambda e: e["seq"])
+    events = history.decode(bodies[k] for k in history_keys)
     metadata_at_end = {}
     for k in metadata_keys:  # keyed by where it lies (chk-N/), not by what it says
         metadata_at_end[int(_CHK.match(k).group(1))] = json.loads(bodies[k])
@@ -203,7 +202,7 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     present = set(keys)
     wanted: set[str] = set()
     for e in events:
-        if e["kind"] == "checkpoint_completed":
+        if e["kind"] == Kind.CHECKPOINT_COMPLETED:
             for entry in e["metadata"]["operatorSubtaskStates"]:
                 wanted.update(h[0] for h in entry["handles"])
                 wanted.update(c[0] for c in entry["channelState"])
@@ -340,24 +339,24 @@ def _replay_history(t: dict, art: RunArtifacts, topo: dict, first: dict) -> _Rep
     """Walk the history once: task responses, deletions and retention intervals as rows, the
     rest (`_Replayed`) for the sections that follow."""
     rid = art.run_id
-    started = first.get("run_started", {})
+    started = first.get(Kind.RUN_STARTED, {})
     p_now = int(started.get("parallelism", topo.get("parallelism", 1)))
     regions_now = int(started.get("regions", p_now))
-    h = _Replayed(p_now, heal_attempt=first["heal_started"]["attempt"] if "heal_started" in first else None)
+    h = _Replayed(p_now, heal_attempt=first[Kind.HEAL_STARTED]["attempt"] if Kind.HEAL_STARTED in first else None)
     open_from: dict[int, int] = {}
     for e in art.events:
         k = e["kind"]
-        if k == "global_restore":
+        if k == Kind.GLOBAL_RESTORE:
             p_now, regions_now = int(e["new_parallelism"]), int(e["regions"])
-        elif k == "checkpoint_triggered":
+        elif k == Kind.CHECKPOINT_TRIGGERED:
             h.trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
-        elif k == "task_responses":  # the task side's record, apart from the coordinator's decision
+        elif k == Kind.TASK_RESPONSES:  # the task side's record, apart from the coordinator's decision
             for vertex, sub, response, at_ms, upload_ms, reason in e["tasks"]:
                 t["task_responses"].add(
                     run_id=rid, checkpoint_id=e["checkpoint_id"], attempt=e.get("attempt"), vertex=vertex,
                     subtask=sub, region=region_of(vertex, sub, p_now, topo), response=response, at_ms=at_ms,
                     upload_ms=upload_ms, reason=reason)
-        elif k == "checkpoint_decided":
+        elif k == Kind.CHECKPOINT_DECIDED:
             cid = e["checkpoint_id"]
             h.dec[cid] = e
             cause = "abort" if e["status"] == "ABORTED" else "cleaner"
@@ -368,13 +367,13 @@ def _replay_history(t: dict, art: RunArtifacts, topo: dict, first: dict) -> _Rep
                     t["retention"].add(run_id=rid, checkpoint_id=old, from_seq=open_from.pop(old), to_seq=e["seq"])
             if e["status"] != "ABORTED":
                 open_from[cid] = e["seq"]
-        elif k == "checkpoint_completed":
+        elif k == Kind.CHECKPOINT_COMPLETED:
             h.meta[e["checkpoint_id"]] = e["metadata"]
             h.completed_seq[e["checkpoint_id"]] = e["seq"]
             open_from.setdefault(e["checkpoint_id"], e["seq"])
-        elif k == "checkpoint_voided":
+        elif k == Kind.CHECKPOINT_VOIDED:
             h.voided[e["checkpoint_id"]] = e
-        elif k == "jobmanager_failover":
+        elif k == Kind.JOBMANAGER_FAILOVER:
             recovered = set(e.get("recovered") or [])
             for cid in sorted(open_from):
                 if cid not in recovered:
@@ -410,7 +409,7 @@ def _run_row(table: _Cols, art: RunArtifacts, first: dict, heal_attempt: int | N
     sc = art.scenario_doc.get("scenario", {})
     topo, work, flink = sc.get("topology", {}), sc.get("workload", {}), sc.get("flink", {})
     faults = sc.get("faults", {})
-    started = first.get("run_started", {})
+    started = first.get(Kind.RUN_STARTED, {})
     table.add(
         run_id=art.run_id, scenario=sc.get("name"), seed=int(art.scenario_doc.get("seed", sc.get("seed", 0))),
         mutant=art.scenario_doc.get("mutant"),
@@ -429,8 +428,8 @@ def _run_row(table: _Cols, art: RunArtifacts, first: dict, heal_attempt: int | N
         file_merging=bool(flink.get("execution.checkpointing.file-merging.enabled", True)),
         initial_parallelism=int(topo.get("parallelism", started.get("parallelism", 1))),
         first_checkpoint_id=int(sc.get("first_checkpoint_id", 1)), fault_attempts=int(sc.get("checkpoints", 0)),
-        heal_attempt=heal_attempt, started="run_started" in first, run_finished="run_finished" in first,
-        job_finished="job_finished" in first, job_not_finished="job_not_finished" in first,
+        heal_attempt=heal_attempt, started=Kind.RUN_STARTED in first, run_finished=Kind.RUN_FINISHED in first,
+        job_finished=Kind.JOB_FINISHED in first, job_not_finished=Kind.JOB_NOT_FINISHED in first,
         history_events=len(art.events), history_files=art.history_files,
         timeout_ms=int(flink.get("execution.checkpointing.timeout", 600_000)),
         region_timeout_ms=flink.get("execution.checkpointing.region.timeout"),
@@ -602,7 +601,7 @@ def _event_rows(t: dict, rid: str, events: list[dict], meta: dict) -> None:
             end=e.get("end"), cause=e.get("cause"), restore_from=e.get("restore_from"),
             recovered_latest=max(recovered) if recovered else None, detail=_j(detail),
         )
-        if e["kind"] == "global_restore":
+        if e["kind"] == Kind.GLOBAL_RESTORE:
             _redistribution(t["redistributions"], rid, e, meta.get(e["restore_from"]))
 
 

@@ -42,6 +42,7 @@ from typing import Any
 import yaml
 
 from . import tables as tables_mod
+from .history import Kind
 
 EXPECTATIONS_ENV = "REGIONCHAOS_EXPECTATIONS"
 CUSTOM_MODULE = "regionchaos_expectations_custom"
@@ -463,16 +464,16 @@ def run_stats(frames: dict) -> dict:
     counter_readable = sv[(sv["operator"] == "counter") & (sv["found"] == True)]  # noqa: E712
     ev = frames["events"]
     kinds = ev["kind"].value_counts().to_dict() if len(ev) else {}
-    restores = ev[ev["kind"] == "global_restore"] if len(ev) else ev
+    restores = ev[ev["kind"] == Kind.GLOBAL_RESTORE] if len(ev) else ev
     history_counts = {  # the emulation's numbers as its history tells them (summary.json of the validate job)
-        "triggered": int(kinds.get("checkpoint_triggered", 0)),
+        "triggered": int(kinds.get(Kind.CHECKPOINT_TRIGGERED, 0)),
         "global": int((cp["status"] == "GLOBAL").sum()), "regional": int((cp["status"] == "REGIONAL").sum()),
         "aborted": int((cp["status"] == "ABORTED").sum()),
-        "region_failovers": int(kinds.get("region_failover", 0)),
-        "jm_failovers": int(kinds.get("jobmanager_failover", 0)),
+        "region_failovers": int(kinds.get(Kind.REGION_FAILOVER, 0)),
+        "jm_failovers": int(kinds.get(Kind.JOBMANAGER_FAILOVER, 0)),
         "rescales": int((restores["cause"] == "rescale").sum()) if len(restores) else 0,
         "global_restores": int(len(restores)),
-        "finished": bool(kinds.get("job_finished", 0)),
+        "finished": bool(kinds.get(Kind.JOB_FINISHED, 0)),
     }
     return {
         "history_counts": history_counts,

@@ -15,7 +15,7 @@ import uuid
 import numpy as np
 import pytest
 
-from regionchaos.dataplane import COUNTER_KEY, MetadataExists, PrefixSums, S3Persistence, dumps, encode_history
+from regionchaos.dataplane import COUNTER_KEY, MetadataExists, PrefixSums, S3Persistence, dumps
 from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.protocol.checkpoint import CompletedCheckpoint
 from regionchaos.scenario import load
@@ -141,16 +141,6 @@ def test_prefix_sums_match_the_workload():
         a, b = sorted(int(x) for x in rng.integers(0, 501, size=2))
         skipped = [tuple(sorted(int(x) for x in rng.integers(0, 501, size=2))) for _ in range(rng.integers(0, 4))]
         assert sums.count_sum(3, a, b, skipped) == range_count_sum(42, 3, a, b, skipped)
-
-
-def test_history_splices_the_metadata_bytes_exactly():
-    scenario = load("smoke")
-    memory = MemoryPersistence()
-    Emulation(scenario, memory).run()
-    batch = memory.batches[0]
-    bodies = {s["checkpoint_id"]: s["body"] for s in batch.steps if s["op"] == "metadata"}
-    assert any(e["kind"] == "checkpoint_completed" and e["checkpoint_id"] in bodies for e in batch.events)
-    assert encode_history(batch.events, bodies) == b"".join(dumps(e) + b"\n" for e in batch.events)
 
 
 def test_smoke_layout_and_contents(smoke_a, bucket_config):
