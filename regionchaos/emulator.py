@@ -6,21 +6,9 @@ In:  a Scenario, an optional mutant, and a Persistence (where checkpoint
 Out: a :class:`RunResult` with the history (one event per protocol step) and
      counters. Everything is deterministic from the scenario's seed.
 
-The job (PROTOCOL.md section 1) has two job vertices joined by a POINTWISE
-(forward) or ALL_TO_ALL edge:
-  source  [source: even-split split ownership; its OperatorCoordinator is the SplitEnumerator,
-           offsets: union list state of (split, offset), the legacy FlinkKafkaConsumer's pattern:
-           each subtask writes the offsets of its splits; on restore every subtask gets every
-           entry and resumes each of its splits from the last entry for it]
-  process [counter: even-split per-split count/sum + input channel state,
-           epoch: union state, rules: broadcast state,
-           sink: two-phase-commit, even-split pending transactions]
-Records of split ``k`` travel on the channel identified by ``k``. Between two
-checkpoints every live split advances by a seeded number of records; with
-unaligned checkpoints the process side lags, and the gap is channel state.
-
-The control plane holds only offsets and handles. Record values, counts and
-sums are the data plane's job (``regionchaos.dataplane``).
+The job itself (source, operators, two-phase-commit sink) is `regionchaos.workload.dataflow`;
+this module is the control plane around it: triggers, task responses and faults, the coordinator's
+decisions and notifications, failovers, restores and JobManager lives, and what goes to storage.
 """
 
 from __future__ import annotations
@@ -42,16 +30,12 @@ from .protocol.coordinator import (
     CoordinatorSettings,
 )
 from .protocol.enumerator import SplitEnumerator
-from .protocol.state import BROADCAST, EVEN_SPLIT, UNION, ChannelStateHandle, OperatorSubtaskState, StateHandle
+from .protocol.state import OperatorSubtaskState
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex, Task
 from .scenario import Partitioning, Scenario
+from .workload.dataflow import OPERATOR_MODES, PROCESS, PROCESS_OPERATORS, SOURCE, SOURCE_OPERATORS, Dataflow
 
-SOURCE, PROCESS = "source", "process"
-OPERATOR_MODES = {"source": EVEN_SPLIT, "offsets": UNION, "counter": EVEN_SPLIT, "epoch": UNION, "rules": BROADCAST,
-                  "sink": EVEN_SPLIT}
-SOURCE_OPERATORS = ("source", "offsets")
-PROCESS_OPERATORS = ("counter", "epoch", "rules", "sink")
 MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
 
 
@@ -73,24 +57,6 @@ def object_key(checkpoint_id: int, task: Task, taskmanagers: int, file_merging: 
     if file_merging:
         return f"checkpoints/chk-{checkpoint_id}/tm-{task[1] % taskmanagers}.state"
     return f"checkpoints/chk-{checkpoint_id}/{task[0]}-{task[1]}.state"
-
-
-@dataclass
-class SplitProgress:
-    """Live progress of one split (all offsets are record sequence numbers)."""
-
-    length: int | None
-    src: int = 0  # next record the source emits
-    consumed: int = 0  # next record position of the counter / sink
-    lost: tuple[tuple[int, int], ...] = ()  # ranges skipped without processing (never legal)
-    recovering_until: int = 0  # recovered in-flight records end here
-    precommitted: int = 0  # the sink pre-committed [.., precommitted)
-    pending: tuple[tuple[int, int, int], ...] = ()  # (txn checkpoint id, start, end), pre-committed
-    drained: tuple[tuple[int, int], ...] = ()  # recovered channel records processed before a source rewind,
-    #                                            in the open transaction (pre-committed at the next snapshot)
-
-    def snapshot(self) -> tuple:
-        return (self.src, self.consumed, self.lost, self.pending)
 
 
 class Persistence(Protocol):
@@ -190,15 +156,12 @@ class Emulation:
         )
         w = scenario.workload
         self.length = w.records_per_split if w.bounded else None
-        self.splits: dict[int, SplitProgress] = {}
-        self.owned: dict[int, list[int]] = {}  # source subtask -> splits, in state order
-        self.snapshots: dict[tuple[int, int], tuple] = {}  # (checkpoint, split) -> SplitProgress.snapshot()
-        self.committed: set[tuple[int, int, int, int]] = set()  # (txn checkpoint, split, start, end)
         self.events: list[dict] = []
         self.batch = Batch(index=0)
         self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
                       "global_failovers": 0, "jm_failovers": 0, "rescales": 0, "restores": 0,
                       "records_replayed": 0, "records_committed": 0, "finished": False}
+        self.flow = Dataflow(scenario, self.stats, self.log, mutant)
         self.attempt = 0
         self.restore_seq = 0
         self.discovery_plan = self._discovery_plan()
@@ -238,9 +201,7 @@ class Emulation:
         running = [sub for sub in range(self.parallelism) if (SOURCE, sub) not in self.coordinator.finished]
         for sub, new in enum.assign_pending(running).items():
             for split in new:
-                if split not in self.splits:
-                    self.splits[split] = SplitProgress(self.length)
-                self.owned.setdefault(sub, []).append(split)
+                self.flow.assign(sub, split)
                 self.log(Kind.SPLIT_ASSIGNED, split=split, subtask=sub)
 
     # -- running --------------------------------------------------------------------
@@ -261,13 +222,13 @@ class Emulation:
                 self.coordinator.enumerator.add_splits(self.discovery_plan[self.attempt])
                 self.log(Kind.SPLITS_DISCOVERED, splits=self.discovery_plan[self.attempt])
             self._assign_splits()
-            self._advance()
+            self.flow.advance(self.attempt)
             tasks = self.coordinator.graph.tasks()
             faults = self.nemesis.attempt(self.attempt, tasks, self.coordinator.regions,
                                           self.coordinator.num_regions, self.tms, healing)
             if self._crash(faults):  # failures in the middle of the interval: restore, replay
                 self._assign_splits()
-                self._advance()
+                self.flow.advance(self.attempt)
             self._check_end_of_input()
             outcome = self._checkpoint(faults)
             if self.progress:
@@ -281,29 +242,12 @@ class Emulation:
                 break
         if self.length and not self.stats["finished"]:
             self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
-        self.stats["records_in"] = sum(sp.src for sp in self.splits.values()) + self.stats["records_replayed"]
+        self.stats["records_in"] = self.flow.records_in()
         self.log(Kind.RUN_FINISHED, finished=self.stats["finished"])
         self._flush()
         self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
                          list(self.nemesis.recorded) if self.nemesis.recording else None)
-
-    def _advance(self) -> None:
-        """Records flow between two checkpoints."""
-        w = self.sc.workload
-        lo, hi = w.records_per_interval
-        live = sorted(s for splits in self.owned.values() for s in splits)
-        draw = stream_rng(self.sc.seed, Stream.RATES, self.attempt)
-        rates = draw.integers(lo, hi + 1, size=len(live))
-        lags = draw.integers(0, w.inflight_max + 1, size=len(live)) if self.sc.flink.unaligned else None
-        for i, split in enumerate(live):
-            sp = self.splits[split]
-            end = sp.length if sp.length is not None else None
-            sp.src = sp.src + int(rates[i]) if end is None else min(end, sp.src + int(rates[i]))
-            target = sp.src - (int(lags[i]) if lags is not None and sp.src != end else 0)
-            if sp.consumed < sp.recovering_until:  # draining recovered channel state first
-                target = min(target, sp.consumed + w.drain_per_interval)
-            sp.consumed = max(sp.consumed, target)
 
     def _no_more_splits(self) -> bool:
         """The enumerator has signalled NoMoreSplits: nothing left to discover or assign."""
@@ -316,8 +260,7 @@ class Emulation:
         replays: the end of input is revoked until it has caught up again (never latched)."""
         if self.length is None:
             return
-        owned = [self.splits[s] for splits in self.owned.values() for s in splits]
-        exhausted = self._no_more_splits() and all(sp.consumed == sp.length for sp in owned)
+        exhausted = self._no_more_splits() and self.flow.all_consumed()
         if exhausted != self.coordinator.sources_exhausted:
             self.coordinator.sources_exhausted = exhausted
             self.log(Kind.SOURCES_EXHAUSTED if exhausted else Kind.END_OF_INPUT_REVOKED)
@@ -352,8 +295,9 @@ class Emulation:
                 responses.append([task[0], task[1], "decline", lat, None, reason])
                 coord.receive_decline(pending, task, reason)
                 continue
-            states = self._snapshot(cid, task)
-            written.add(object_key(cid, task, self.tms, merging))
+            key = object_key(cid, task, self.tms, merging)
+            states = self.flow.snapshot(cid, task, key, task[1] % self.tms, self.batch.state_rows)
+            written.add(key)
             slow = tm in faults.slow_puts and merging
             if (slow or task in faults.timeouts) and tm in faults.slow_puts:
                 self.batch.slow_puts.add((cid, tm))
@@ -388,59 +332,6 @@ class Emulation:
         self._notify(outcome)
         return outcome
 
-    def _snapshot(self, cid: int, task: Task) -> dict[str, OperatorSubtaskState]:
-        vertex, sub = task
-        key = object_key(cid, task, self.tms, self.sc.flink.file_merging)
-        splits = tuple(self.owned.get(sub, []))
-        recovering = False
-        rows = self.batch.state_rows
-        base = {"checkpoint_id": cid, "object_key": key, "vertex": vertex, "subtask": sub, "tm": sub % self.tms}
-        if vertex == SOURCE:
-            if not splits:  # the data plane still writes the empty segment the metadata names
-                rows.append({**base, "operator": "source", "split": -1, "src": None})
-            offsets = []
-            for split in splits:
-                sp = self.splits[split]
-                rows.append({**base, "operator": "source", "split": split, "src": sp.src})
-                offsets.append(("offset", split, sp.src))
-                rows.append({**base, "operator": "offsets", "split": split, "element": list(offsets[-1]),
-                             "value": sp.src})
-            return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),)),
-                    "offsets": OperatorSubtaskState((StateHandle(key, f"offsets/{sub}", cid, tuple(offsets)),))}
-        channels = []
-        for split in splits:
-            sp = self.splits[split]
-            if sp.drained:  # the open transaction also holds the drained channel records
-                sp.pending = sp.pending + tuple((cid, start, end) for start, end in sp.drained)
-                sp.drained = ()
-            if sp.consumed > sp.precommitted:  # two-phase commit: pre-commit on snapshot
-                sp.pending = sp.pending + ((cid, sp.precommitted, sp.consumed),)
-                sp.precommitted = sp.consumed
-            chan_start = sp.consumed
-            if sp.consumed < sp.recovering_until:
-                recovering = True
-                if self.mutant == "drop-recovered-inflight":
-                    chan_start = sp.recovering_until
-            if self.sc.flink.unaligned and sp.src > chan_start:
-                channels.append(ChannelStateHandle(key, f"counter/{sub}/channel/{split}", cid, split,
-                                                   (chan_start, sp.src)))
-            self.snapshots[(cid, split)] = sp.snapshot()
-            rows.append({**base, "operator": "counter", "split": split, "src": sp.src, "consumed": sp.consumed,
-                         "lost": [list(r) for r in sp.lost], "chan_start": chan_start if self.sc.flink.unaligned else sp.src,
-                         "chan_end": sp.src, "pending": [list(p) for p in sp.pending]})
-        if recovering:
-            self.log(Kind.CHECKPOINT_DURING_RECOVERY, checkpoint_id=cid, subtask=sub)
-        epoch_element = ("epoch", cid, sub)
-        rows.append({**base, "operator": "epoch", "split": -1, "element": list(epoch_element),
-                     "value": sum(self.splits[s].consumed for s in splits)})
-        rows.append({**base, "operator": "rules", "split": -1, "element": ["rules", 1], "value": 1})
-        return {
-            "counter": OperatorSubtaskState((StateHandle(key, f"counter/{sub}", cid, splits),), tuple(channels)),
-            "epoch": OperatorSubtaskState((StateHandle(key, f"epoch/{sub}", cid, (epoch_element,)),)),
-            "rules": OperatorSubtaskState((StateHandle(key, f"rules/{sub}", cid, (("rules", 1),)),)),
-            "sink": OperatorSubtaskState((StateHandle(key, f"sink/{sub}", cid, splits),)),
-        }
-
     def _log_outcome(self, o: CheckpointOutcome, faults: AttemptFaults, persisted: bool = True) -> None:
         if not persisted:
             self.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=o.checkpoint_id, status=o.status)
@@ -472,8 +363,7 @@ class Emulation:
         for task, kind in outcome.notifications.items():
             if task[0] != PROCESS or kind not in (N_COMPLETE, N_REGIONAL_COMPLETE):
                 continue
-            for split in self.owned.get(task[1], []):
-                txns += self._commit(split, lambda t: t[0] <= cid, task, cid, "notify")
+            txns += self.flow.notified(task[1], self.coordinator.regions[task], cid, self.attempt)
         if txns:
             self.batch.steps.append({"op": "commit", "checkpoint_id": cid, "txns": txns})
         if outcome.final:
@@ -482,35 +372,17 @@ class Emulation:
         elif outcome.status == "GLOBAL":
             self._finish_tasks(outcome)
 
-    def _commit(self, split: int, which, task: Task, cid: int, cause: str) -> list[dict]:
-        sp = self.splits[split]
-        out, keep = [], []
-        for txn in sp.pending:
-            if not which(txn):
-                keep.append(txn)
-                continue
-            key = (txn[0], split, txn[1], txn[2])
-            if key not in self.committed:
-                self.committed.add(key)
-                self.stats["records_committed"] += txn[2] - txn[1]
-                out.append({"txn_checkpoint_id": txn[0], "split": split, "start": txn[1], "end": txn[2],
-                            "subtask": task[1], "region": self.coordinator.regions[task],
-                            "notified_checkpoint_id": cid, "cause": cause, "attempt": self.attempt,
-                            "lost": [list(r) for r in sp.lost if r[0] < txn[2] and r[1] > txn[1]]})
-        sp.pending = tuple(keep)
-        return out
-
     def _finish_tasks(self, outcome: CheckpointOutcome) -> None:
         """FLIP-147: a task finishes after notifyCheckpointComplete of a
         checkpoint taken after its input ended; the job ends on the final one."""
         coord = self.coordinator
         if self.length is None or not self._no_more_splits():
             return
-        for sub, splits in self.owned.items():
+        for sub in list(self.flow.owned):
             task = (SOURCE, sub)
-            if task in coord.finished or not splits:
+            if task in coord.finished:
                 continue
-            if all(self.splits[s].src == self.splits[s].length for s in splits):
+            if self.flow.source_done(sub):
                 coord.task_finished(task, {op: outcome.checkpoint.operator_states[(op, sub)] for op in SOURCE_OPERATORS})
                 self.log(Kind.TASK_FINISHED, vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
 
@@ -530,7 +402,7 @@ class Emulation:
         for region in dict.fromkeys(regions):
             self._region_failover(region, "subtask crash")
             if region in faults.recovery_failures:
-                self._advance()  # part of the recovered in-flight data is drained, then it fails again
+                self.flow.advance(self.attempt)  # part of the recovered in-flight data is drained, then it fails again
                 self._region_failover(region, "failure during recovery")
         return bool(regions)
 
@@ -634,82 +506,22 @@ class Emulation:
         """No completed checkpoint yet: the whole job starts over, and every record consumed
         so far is consumed again (replayed, as after a restore from checkpoint 0)."""
         self.stats["global_failovers"] += 1
-        self.stats["records_replayed"] += sum(sp.consumed for sp in self.splits.values())
         self.log(Kind.GLOBAL_RESTART_FROM_SCRATCH, cause=cause)
         enum = self.coordinator.enumerator
         self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
-        self.splits = {split: SplitProgress(self.length) for split in self.splits}
+        self.flow.restart_from_scratch()
         enum.owner = {}
         enum.unassigned = sorted(enum.discovered)
-        self.owned = {}
         self.coordinator.finished = {}
         self._assign_splits()
 
     def _apply_restore(self, restored: dict[Task, dict[str, OperatorSubtaskState]], partial: bool) -> None:
-        """Tasks restart: sources rewind, the sink commits restored pending
-        transactions and aborts the rest, recovered channel state is drained first."""
+        """The restored tasks restart from their state (`Dataflow.restore`); the sink's commits
+        of restored pending transactions go to storage with the next batch."""
         self.stats["restores"] += 1
-        subs = {sub for _, sub in restored}
-        before = {s for sub, splits in self.owned.items() if not partial or sub in subs for s in splits}
-        if not partial:
-            self.owned = {}
-        txns = []
-        for (vertex, sub), states in sorted(restored.items()):  # "process" before "source"
-            if vertex == SOURCE:
-                self.owned[sub] = list(states["source"].elements)
-                self._resume_from_union_offsets(self.owned[sub], states["offsets"].elements)
-                continue
-            counter = states["counter"]
-            channels = {c.channel: c.records for c in counter.channel_state}
-            for h in counter.handles:
-                for split in h.elements:
-                    src, consumed, lost, pending = self.snapshots[(h.checkpoint_id, split)]
-                    sp = self.splits[split]
-                    sp.pending = tuple(pending)
-                    txns += self._commit(split, lambda t: True, (PROCESS, sub), h.checkpoint_id, "restore")
-                    self.stats["records_replayed"] += max(0, sp.consumed - consumed)
-                    sp.src, sp.consumed, sp.lost, sp.drained = src, consumed, tuple(lost), ()
-                    start, end = channels.get(split, (src, src))
-                    if start > consumed:  # in-flight records not in the channel state: gone
-                        sp.lost = sp.lost + ((consumed, start),)
-                        sp.consumed = start
-                        self.log(Kind.RECORDS_LOST, split=split, start=consumed, end=start)
-                    sp.recovering_until = end if self.sc.flink.unaligned else 0
-                    sp.precommitted = sp.consumed
+        txns = self.flow.restore(restored, partial, self.parallelism, self.coordinator.regions, self.attempt)
         if txns:
             self.batch.steps.append({"op": "commit", "checkpoint_id": None, "txns": txns})
-        after = {s for sub in subs for s in self.owned.get(sub, [])}
-        for split in sorted(before - after):
-            # handed back to the enumerator: the next owner reads it from its start
-            self.splits[split] = SplitProgress(self.length)
-        for sub in range(self.parallelism):
-            self.owned.setdefault(sub, [])
-
-    def _resume_from_union_offsets(self, splits: list[int], union: tuple) -> None:
-        """The source resumes each of its splits from its union list state as the legacy
-        FlinkKafkaConsumer does: every entry of the (complete) list is put into a map, the last
-        entry for a split wins. Where that offset is not the one the process side restored, the
-        records in between are read again (behind it) or skipped (ahead of it): duplicates or
-        loss that the sink's committed transactions show.
-
-        With unaligned checkpoints the process side first gets its recovered channel state,
-        records [consumed, recovering_until): they reach the counter and the sink's open
-        transaction whatever the source does. Only then do the source's records from the offset
-        arrive: an offset inside or behind the channel's records duplicates them, one past its
-        end skips the records in between."""
-        chosen = {el[1]: el[2] for el in union if el[0] == "offset"}
-        for split in splits:
-            sp = self.splits.get(split)
-            offset = chosen.get(split)
-            if sp is None or offset is None or offset == sp.src:
-                continue
-            if sp.recovering_until > sp.consumed:  # drain the recovered channel state first
-                sp.drained = sp.drained + ((sp.consumed, sp.recovering_until),)
-                sp.consumed = sp.recovering_until
-            if offset > sp.consumed:
-                sp.lost = sp.lost + ((sp.consumed, offset),)
-            sp.src = sp.consumed = sp.precommitted = offset
-            sp.recovering_until = 0
 
     def _flush(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id

@@ -1,0 +1,269 @@
+"""The job's data flow in offsets: the source, the operators and the two-phase-commit sink.
+
+In:  the scenario (splits, rates, bounded or not, unaligned or not), the run's counters and its
+     event log (both owned by the `regionchaos.emulator.Emulation` that drives this), and what the
+     control plane hands over: split assignments, checkpoint ids, restored operator state.
+Out: `Dataflow`: records advancing between checkpoints (`advance`), each task's snapshot as
+     operator state plus the state rows the data plane writes (`snapshot`), pending transactions
+     committed on notification or restore (`commit`), and tasks restarted from restored state
+     (`restore`, `restart_from_scratch`).
+
+The job (PROTOCOL.md section 1) has two job vertices joined by a POINTWISE (forward) or
+ALL_TO_ALL edge:
+  source  [source: even-split split ownership; its OperatorCoordinator is the SplitEnumerator,
+           offsets: union list state of (split, offset), the legacy FlinkKafkaConsumer's pattern:
+           each subtask writes the offsets of its splits; on restore every subtask gets every
+           entry and resumes each of its splits from the last entry for it]
+  process [counter: even-split per-split count/sum + input channel state,
+           epoch: union state, rules: broadcast state,
+           sink: two-phase-commit, even-split pending transactions]
+Records of split ``k`` travel on the channel identified by ``k``. Between two checkpoints every
+live split advances by a seeded number of records; with unaligned checkpoints the process side
+lags, and the gap is channel state. Only offsets and handles live here: record values, counts
+and sums are the data plane's (`regionchaos.dataplane`, from `regionchaos.workload.records`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..history import Kind
+from ..nemesis import Stream, stream_rng
+from ..protocol.state import BROADCAST, EVEN_SPLIT, UNION, ChannelStateHandle, OperatorSubtaskState, StateHandle
+from ..protocol.topology import Task
+from ..scenario import Scenario
+
+SOURCE, PROCESS = "source", "process"
+OPERATOR_MODES = {"source": EVEN_SPLIT, "offsets": UNION, "counter": EVEN_SPLIT, "epoch": UNION, "rules": BROADCAST,
+                  "sink": EVEN_SPLIT}
+SOURCE_OPERATORS = ("source", "offsets")
+PROCESS_OPERATORS = ("counter", "epoch", "rules", "sink")
+
+Restored = dict[Task, dict[str, OperatorSubtaskState]]
+
+
+@dataclass
+class SplitProgress:
+    """Live progress of one split (all offsets are record sequence numbers)."""
+
+    length: int | None
+    src: int = 0  # next record the source emits
+    consumed: int = 0  # next record position of the counter / sink
+    lost: tuple[tuple[int, int], ...] = ()  # ranges skipped without processing (never legal)
+    recovering_until: int = 0  # recovered in-flight records end here
+    precommitted: int = 0  # the sink pre-committed [.., precommitted)
+    pending: tuple[tuple[int, int, int], ...] = ()  # (txn checkpoint id, start, end), pre-committed
+    drained: tuple[tuple[int, int], ...] = ()  # recovered channel records processed before a source rewind,
+    #                                            in the open transaction (pre-committed at the next snapshot)
+
+    def snapshot(self) -> tuple:
+        return (self.src, self.consumed, self.lost, self.pending)
+
+
+class Dataflow:
+    """Splits, who reads them, and how far each got; see the module docstring."""
+
+    def __init__(self, scenario: Scenario, stats: dict[str, Any], log: Callable[..., dict],
+                 mutant: str | None = None):
+        self.sc = scenario
+        self.stats = stats  # the run's counters: records_committed, records_replayed
+        self.log = log
+        self.mutant = mutant
+        w = scenario.workload
+        self.length = w.records_per_split if w.bounded else None
+        self.splits: dict[int, SplitProgress] = {}
+        self.owned: dict[int, list[int]] = {}  # source subtask -> splits, in state order
+        self.snapshots: dict[tuple[int, int], tuple] = {}  # (checkpoint, split) -> SplitProgress.snapshot()
+        self.committed: set[tuple[int, int, int, int]] = set()  # (txn checkpoint, split, start, end)
+
+    def assign(self, subtask: int, split: int) -> None:
+        if split not in self.splits:
+            self.splits[split] = SplitProgress(self.length)
+        self.owned.setdefault(subtask, []).append(split)
+
+    def advance(self, attempt: int) -> None:
+        """Records flow between two checkpoints."""
+        w = self.sc.workload
+        lo, hi = w.records_per_interval
+        live = sorted(s for splits in self.owned.values() for s in splits)
+        draw = stream_rng(self.sc.seed, Stream.RATES, attempt)
+        rates = draw.integers(lo, hi + 1, size=len(live))
+        lags = draw.integers(0, w.inflight_max + 1, size=len(live)) if self.sc.flink.unaligned else None
+        for i, split in enumerate(live):
+            sp = self.splits[split]
+            end = sp.length if sp.length is not None else None
+            sp.src = sp.src + int(rates[i]) if end is None else min(end, sp.src + int(rates[i]))
+            target = sp.src - (int(lags[i]) if lags is not None and sp.src != end else 0)
+            if sp.consumed < sp.recovering_until:  # draining recovered channel state first
+                target = min(target, sp.consumed + w.drain_per_interval)
+            sp.consumed = max(sp.consumed, target)
+
+    def all_consumed(self) -> bool:
+        """Every owned split processed to its end (bounded input)."""
+        return all(self.splits[s].consumed == self.splits[s].length for splits in self.owned.values() for s in splits)
+
+    def source_done(self, subtask: int) -> bool:
+        """The source subtask owns splits and has emitted every one of them to its end."""
+        splits = self.owned.get(subtask, [])
+        return bool(splits) and all(self.splits[s].src == self.splits[s].length for s in splits)
+
+    def records_in(self) -> int:
+        return sum(sp.src for sp in self.splits.values()) + self.stats["records_replayed"]
+
+    # -- snapshots and the sink --------------------------------------------------------
+
+    def snapshot(self, cid: int, task: Task, key: str, tm: int, rows: list[dict]) -> dict[str, OperatorSubtaskState]:
+        """The task's operator states for checkpoint ``cid``, stored in object ``key``; the state
+        rows the data plane writes go to ``rows``. The sink pre-commits its open transaction."""
+        vertex, sub = task
+        splits = tuple(self.owned.get(sub, []))
+        recovering = False
+        base = {"checkpoint_id": cid, "object_key": key, "vertex": vertex, "subtask": sub, "tm": tm}
+        if vertex == SOURCE:
+            if not splits:  # the data plane still writes the empty segment the metadata names
+                rows.append({**base, "operator": "source", "split": -1, "src": None})
+            offsets = []
+            for split in splits:
+                sp = self.splits[split]
+                rows.append({**base, "operator": "source", "split": split, "src": sp.src})
+                offsets.append(("offset", split, sp.src))
+                rows.append({**base, "operator": "offsets", "split": split, "element": list(offsets[-1]),
+                             "value": sp.src})
+            return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),)),
+                    "offsets": OperatorSubtaskState((StateHandle(key, f"offsets/{sub}", cid, tuple(offsets)),))}
+        unaligned = self.sc.flink.unaligned
+        channels = []
+        for split in splits:
+            sp = self.splits[split]
+            if sp.drained:  # the open transaction also holds the drained channel records
+                sp.pending = sp.pending + tuple((cid, start, end) for start, end in sp.drained)
+                sp.drained = ()
+            if sp.consumed > sp.precommitted:  # two-phase commit: pre-commit on snapshot
+                sp.pending = sp.pending + ((cid, sp.precommitted, sp.consumed),)
+                sp.precommitted = sp.consumed
+            chan_start = sp.consumed
+            if sp.consumed < sp.recovering_until:
+                recovering = True
+                if self.mutant == "drop-recovered-inflight":
+                    chan_start = sp.recovering_until
+            if unaligned and sp.src > chan_start:
+                channels.append(ChannelStateHandle(key, f"counter/{sub}/channel/{split}", cid, split,
+                                                   (chan_start, sp.src)))
+            self.snapshots[(cid, split)] = sp.snapshot()
+            rows.append({**base, "operator": "counter", "split": split, "src": sp.src, "consumed": sp.consumed,
+                         "lost": [list(r) for r in sp.lost], "chan_start": chan_start if unaligned else sp.src,
+                         "chan_end": sp.src, "pending": [list(p) for p in sp.pending]})
+        if recovering:
+            self.log(Kind.CHECKPOINT_DURING_RECOVERY, checkpoint_id=cid, subtask=sub)
+        epoch_element = ("epoch", cid, sub)
+        rows.append({**base, "operator": "epoch", "split": -1, "element": list(epoch_element),
+                     "value": sum(self.splits[s].consumed for s in splits)})
+        rows.append({**base, "operator": "rules", "split": -1, "element": ["rules", 1], "value": 1})
+        return {
+            "counter": OperatorSubtaskState((StateHandle(key, f"counter/{sub}", cid, splits),), tuple(channels)),
+            "epoch": OperatorSubtaskState((StateHandle(key, f"epoch/{sub}", cid, (epoch_element,)),)),
+            "rules": OperatorSubtaskState((StateHandle(key, f"rules/{sub}", cid, (("rules", 1),)),)),
+            "sink": OperatorSubtaskState((StateHandle(key, f"sink/{sub}", cid, splits),)),
+        }
+
+    def commit(self, split: int, which: Callable[[tuple], bool], task: Task, region: int, cid: int, cause: str,
+               attempt: int) -> list[dict]:
+        """Commit the split's pending transactions ``which`` selects (each at most once)."""
+        sp = self.splits[split]
+        out, keep = [], []
+        for txn in sp.pending:
+            if not which(txn):
+                keep.append(txn)
+                continue
+            key = (txn[0], split, txn[1], txn[2])
+            if key not in self.committed:
+                self.committed.add(key)
+                self.stats["records_committed"] += txn[2] - txn[1]
+                out.append({"txn_checkpoint_id": txn[0], "split": split, "start": txn[1], "end": txn[2],
+                            "subtask": task[1], "region": region, "notified_checkpoint_id": cid, "cause": cause,
+                            "attempt": attempt, "lost": [list(r) for r in sp.lost if r[0] < txn[2] and r[1] > txn[1]]})
+        sp.pending = tuple(keep)
+        return out
+
+    def notified(self, subtask: int, region: int, cid: int, attempt: int) -> list[dict]:
+        """notifyCheckpointComplete (or regional complete) at a sink subtask: commit up to ``cid``."""
+        txns = []
+        for split in self.owned.get(subtask, []):
+            txns += self.commit(split, lambda t: t[0] <= cid, (PROCESS, subtask), region, cid, "notify", attempt)
+        return txns
+
+    # -- restarts ----------------------------------------------------------------------
+
+    def restore(self, restored: Restored, partial: bool, parallelism: int, regions: dict[Task, int],
+                attempt: int) -> list[dict]:
+        """Tasks restart: sources rewind, the sink commits restored pending transactions and
+        aborts the rest, recovered channel state is drained first. Returns the commits."""
+        subs = {sub for _, sub in restored}
+        before = {s for sub, splits in self.owned.items() if not partial or sub in subs for s in splits}
+        if not partial:
+            self.owned = {}
+        txns = []
+        for (vertex, sub), states in sorted(restored.items()):  # "process" before "source"
+            if vertex == SOURCE:
+                self.owned[sub] = list(states["source"].elements)
+                self._resume_from_union_offsets(self.owned[sub], states["offsets"].elements)
+                continue
+            counter = states["counter"]
+            channels = {c.channel: c.records for c in counter.channel_state}
+            for h in counter.handles:
+                for split in h.elements:
+                    src, consumed, lost, pending = self.snapshots[(h.checkpoint_id, split)]
+                    sp = self.splits[split]
+                    sp.pending = tuple(pending)
+                    txns += self.commit(split, lambda t: True, (PROCESS, sub), regions[(PROCESS, sub)],
+                                        h.checkpoint_id, "restore", attempt)
+                    self.stats["records_replayed"] += max(0, sp.consumed - consumed)
+                    sp.src, sp.consumed, sp.lost, sp.drained = src, consumed, tuple(lost), ()
+                    start, end = channels.get(split, (src, src))
+                    if start > consumed:  # in-flight records not in the channel state: gone
+                        sp.lost = sp.lost + ((consumed, start),)
+                        sp.consumed = start
+                        self.log(Kind.RECORDS_LOST, split=split, start=consumed, end=start)
+                    sp.recovering_until = end if self.sc.flink.unaligned else 0
+                    sp.precommitted = sp.consumed
+        after = {s for sub in subs for s in self.owned.get(sub, [])}
+        for split in sorted(before - after):
+            # handed back to the enumerator: the next owner reads it from its start
+            self.splits[split] = SplitProgress(self.length)
+        for sub in range(parallelism):
+            self.owned.setdefault(sub, [])
+        return txns
+
+    def _resume_from_union_offsets(self, splits: list[int], union: tuple) -> None:
+        """The source resumes each of its splits from its union list state as the legacy
+        FlinkKafkaConsumer does: every entry of the (complete) list is put into a map, the last
+        entry for a split wins. Where that offset is not the one the process side restored, the
+        records in between are read again (behind it) or skipped (ahead of it): duplicates or
+        loss that the sink's committed transactions show.
+
+        With unaligned checkpoints the process side first gets its recovered channel state,
+        records [consumed, recovering_until): they reach the counter and the sink's open
+        transaction whatever the source does. Only then do the source's records from the offset
+        arrive: an offset inside or behind the channel's records duplicates them, one past its
+        end skips the records in between."""
+        chosen = {el[1]: el[2] for el in union if el[0] == "offset"}
+        for split in splits:
+            sp = self.splits.get(split)
+            offset = chosen.get(split)
+            if sp is None or offset is None or offset == sp.src:
+                continue
+            if sp.recovering_until > sp.consumed:  # drain the recovered channel state first
+                sp.drained = sp.drained + ((sp.consumed, sp.recovering_until),)
+                sp.consumed = sp.recovering_until
+            if offset > sp.consumed:
+                sp.lost = sp.lost + ((sp.consumed, offset),)
+            sp.src = sp.consumed = sp.precommitted = offset
+            sp.recovering_until = 0
+
+    def restart_from_scratch(self) -> None:
+        """The whole job starts over with no state: every record consumed so far is consumed
+        again (replayed, as after a restore from checkpoint 0)."""
+        self.stats["records_replayed"] += sum(sp.consumed for sp in self.splits.values())
+        self.splits = {split: SplitProgress(self.length) for split in self.splits}
+        self.owned = {}
