@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import history
+from .failover import Failover
 from .history import Kind
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
@@ -30,7 +31,6 @@ from .protocol.coordinator import (
     CoordinatorSettings,
 )
 from .protocol.enumerator import SplitEnumerator
-from .protocol.state import OperatorSubtaskState
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex, Task
 from .scenario import Partitioning, Scenario
@@ -162,17 +162,18 @@ class Emulation:
                       "global_failovers": 0, "jm_failovers": 0, "rescales": 0, "restores": 0,
                       "records_replayed": 0, "records_committed": 0, "finished": False}
         self.flow = Dataflow(scenario, self.stats, self.log, mutant)
+        self.failover = Failover(self)
         self.attempt = 0
         self.restore_seq = 0
         self.discovery_plan = self._discovery_plan()
-        self.coordinator = self._new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant),
+        self.coordinator = self.new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant),
                                                  scenario.first_checkpoint_id)
         self.coordinator.enumerator.add_splits(range(w.splits))
-        self._assign_splits()
+        self.assign_splits()
 
     # -- set-up ------------------------------------------------------------------
 
-    def _new_coordinator(self, store: CompletedCheckpointStore, next_id: int) -> CheckpointCoordinator:
+    def new_coordinator(self, store: CompletedCheckpointStore, next_id: int) -> CheckpointCoordinator:
         enumerator = SplitEnumerator(self.parallelism, supports_region_fallback=self.sc.topology.coordinator_fallback,
                                      mutant=self.mutant)
         return CheckpointCoordinator(job_graph(self.sc, self.parallelism), self.settings, store,
@@ -196,7 +197,7 @@ class Emulation:
         self.batch.events.append(event)
         return event
 
-    def _assign_splits(self) -> None:
+    def assign_splits(self) -> None:
         enum = self.coordinator.enumerator
         running = [sub for sub in range(self.parallelism) if (SOURCE, sub) not in self.coordinator.finished]
         for sub, new in enum.assign_pending(running).items():
@@ -221,22 +222,22 @@ class Emulation:
             if self.attempt in self.discovery_plan:
                 self.coordinator.enumerator.add_splits(self.discovery_plan[self.attempt])
                 self.log(Kind.SPLITS_DISCOVERED, splits=self.discovery_plan[self.attempt])
-            self._assign_splits()
+            self.assign_splits()
             self.flow.advance(self.attempt)
             tasks = self.coordinator.graph.tasks()
             faults = self.nemesis.attempt(self.attempt, tasks, self.coordinator.regions,
                                           self.coordinator.num_regions, self.tms, healing)
-            if self._crash(faults):  # failures in the middle of the interval: restore, replay
-                self._assign_splits()
+            if self.failover.crash(faults):  # failures in the middle of the interval: restore, replay
+                self.assign_splits()
                 self.flow.advance(self.attempt)
             self._check_end_of_input()
             outcome = self._checkpoint(faults)
             if self.progress:
                 self.progress(self.attempt, limit, outcome)
             if outcome is None:  # JobManager crashed before the metadata commit
-                self._jobmanager_failover("crash between state upload and metadata commit")
+                self.failover.jobmanager_failover("crash between state upload and metadata commit")
             elif self.attempt in rescales and not self.stats["finished"]:
-                self._rescale(rescales[self.attempt])
+                self.failover.rescale(rescales[self.attempt])
             self.attempt += 1
             if healing and not self.length and self.attempt >= fault_attempts + heal:
                 break
@@ -244,7 +245,7 @@ class Emulation:
             self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
         self.stats["records_in"] = self.flow.records_in()
         self.log(Kind.RUN_FINISHED, finished=self.stats["finished"])
-        self._flush()
+        self.flush_batch()
         self.stats["wall_seconds_control_plane"] = round(time.perf_counter() - started, 3)
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
                          list(self.nemesis.recorded) if self.nemesis.recording else None)
@@ -383,147 +384,11 @@ class Emulation:
             if task in coord.finished:
                 continue
             if self.flow.source_done(sub):
-                coord.task_finished(task, {op: outcome.checkpoint.operator_states[(op, sub)] for op in SOURCE_OPERATORS})
+                states = outcome.checkpoint.operator_states
+                coord.task_finished(task, {op: states[(op, sub)] for op in SOURCE_OPERATORS})
                 self.log(Kind.TASK_FINISHED, vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
 
-    # -- faults after the checkpoint -------------------------------------------------
-
-    def _crash(self, faults: AttemptFaults) -> bool:
-        """Subtask crashes, TaskManager loss and JobManager failover; True if any."""
-        coord = self.coordinator
-        if faults.jobmanager_failover:
-            self._jobmanager_failover("jobmanager failover")
-            return True
-        regions: list[int] = list(faults.region_crashes)
-        for tm in faults.taskmanager_losses:
-            lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.tms == tm}
-            self.log(Kind.TASKMANAGER_LOST, taskmanager=tm, regions=sorted(lost))
-            regions += sorted(lost)
-        for region in dict.fromkeys(regions):
-            self._region_failover(region, "subtask crash")
-            if region in faults.recovery_failures:
-                self.flow.advance(self.attempt)  # part of the recovered in-flight data is drained, then it fails again
-                self._region_failover(region, "failure during recovery")
-        return bool(regions)
-
-    def _region_failover(self, region: int, cause: str) -> None:
-        coord = self.coordinator
-        if coord.store.latest() is None or not self._embarrassingly_parallel():
-            self._global_restore(None, f"{cause} (global failover)")
-            return
-        self.stats["region_failovers"] += 1
-        restored = coord.restore_region(region)
-        self.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
-                 restore_from=coord.store.latest().checkpoint_id)
-        self._apply_restore(restored, partial=True)
-
-    def _embarrassingly_parallel(self) -> bool:
-        t = self.sc.topology
-        return t.partitioning == Partitioning.FORWARD and t.exchange.value == "pipelined" and self.coordinator.num_regions > 1
-
-    def _rescale(self, parallelism: int) -> None:
-        if self.coordinator.store.latest() is None:
-            self.log(Kind.RESCALE_SKIPPED, parallelism=parallelism, reason="no completed checkpoint")
-            return
-        self.stats["rescales"] += 1
-        self._global_restore(parallelism, "rescale")
-
-    def _jobmanager_failover(self, cause: str) -> None:
-        """The JobManager dies: everything in memory is gone; a new one rebuilds
-        the store, the counter and the next checkpoint id from storage alone."""
-        self.stats["jm_failovers"] += 1
-        self.batch.counter = self.coordinator.next_checkpoint_id
-        self._flush()
-        checkpoints, next_id = self.persistence.recover()
-        store = CompletedCheckpointStore.recover(checkpoints, self.sc.flink.num_retained, mutant=self.mutant)
-        latest = store.latest()
-        configured = self.parallelism  # the job graph's parallelism survives in the HA job graph store
-        if latest is not None:
-            self.parallelism = latest.parallelism["source"]
-        self.coordinator = self._new_coordinator(store, next_id)
-        live = store.live_objects()
-        missing = self._missing_on_storage(live)
-        orphans = self.persistence.delete_orphans(live)
-        self.log(Kind.JOBMANAGER_FAILOVER, cause=cause, recovered=[c.checkpoint_id for c in store.retained],
-                 next_checkpoint_id=next_id, counter=self.coordinator.consecutive_regional,
-                 orphans_deleted=len(orphans), orphan_keys=sorted(orphans), missing_objects=missing)
-        if latest is None:
-            self._restart_from_scratch(cause)
-        else:
-            self._global_restore(configured, cause, count=False)
-
-    def _missing_on_storage(self, live: set[str]) -> list[str] | None:
-        """Objects named by the recovered checkpoints that the new JobManager does not
-        find on storage: the state its restore would fail to read. None when the
-        persistence cannot list (validation then cannot judge this point)."""
-        lister = getattr(self.persistence, "list_objects", None)
-        if lister is None:
-            store = getattr(self.persistence, "store", None)
-            lister = getattr(store, "list_keys", None)
-        if lister is None:
-            return None
-        return sorted(live - set(lister("checkpoints/")))
-
-    def _global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
-        coord = self.coordinator
-        if coord.store.latest() is None:
-            self._restart_from_scratch(cause)
-            return
-        if count and cause != "rescale":
-            self.stats["global_failovers"] += 1
-        old_p = self.parallelism
-        new_p = parallelism or old_p
-        latest = coord.store.latest()
-        restored = coord.restore_global(new_p)
-        self._rediscover()  # the enumerator is back at the checkpoint's view of the source
-        self.parallelism = new_p
-        self.restore_seq += 1
-        self.log(Kind.GLOBAL_RESTORE, cause=cause, restore_id=self.restore_seq, restore_from=latest.checkpoint_id,
-                 old_parallelism=old_p, new_parallelism=new_p, regions=coord.num_regions,
-                 restored=self._describe(restored))
-        self._apply_restore(restored, partial=False)
-
-    def _describe(self, restored: dict[Task, dict[str, OperatorSubtaskState]]) -> list:
-        out = []
-        for (vertex, sub), states in sorted(restored.items()):
-            for op, st in sorted(states.items()):
-                out.append([op, sub, [list(e) if isinstance(e, tuple) else e for e in st.elements],
-                            [[c.channel, c.records[0], c.records[1]] for c in st.channel_state]])
-        return out
-
-    def _rediscover(self) -> None:
-        """Partition discovery after a restart: the enumerator learns again every split the
-        source has by now (the initial ones and those discovered so far) that its state does
-        not know, e.g. splits discovered after the checkpoint it was restored from. Without
-        this they would never be read (``split_assignment_consistent`` finds them forgotten)."""
-        enum = self.coordinator.enumerator
-        known = set(enum.discovered)
-        found = [*range(self.sc.workload.splits),
-                 *(s for a in sorted(self.discovery_plan) if a <= self.attempt for s in self.discovery_plan[a])]
-        enum.add_splits(s for s in found if s not in known)
-
-    def _restart_from_scratch(self, cause: str) -> None:
-        """No completed checkpoint yet: the whole job starts over, and every record consumed
-        so far is consumed again (replayed, as after a restore from checkpoint 0)."""
-        self.stats["global_failovers"] += 1
-        self.log(Kind.GLOBAL_RESTART_FROM_SCRATCH, cause=cause)
-        enum = self.coordinator.enumerator
-        self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
-        self.flow.restart_from_scratch()
-        enum.owner = {}
-        enum.unassigned = sorted(enum.discovered)
-        self.coordinator.finished = {}
-        self._assign_splits()
-
-    def _apply_restore(self, restored: dict[Task, dict[str, OperatorSubtaskState]], partial: bool) -> None:
-        """The restored tasks restart from their state (`Dataflow.restore`); the sink's commits
-        of restored pending transactions go to storage with the next batch."""
-        self.stats["restores"] += 1
-        txns = self.flow.restore(restored, partial, self.parallelism, self.coordinator.regions, self.attempt)
-        if txns:
-            self.batch.steps.append({"op": "commit", "checkpoint_id": None, "txns": txns})
-
-    def _flush(self) -> None:
+    def flush_batch(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id
         logged = len(self.batch.events)
         self.persistence.flush(self.batch)

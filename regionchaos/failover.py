@@ -1,0 +1,170 @@
+"""Failures after a checkpoint and the restarts they cause: the scheduler's side of a run.
+
+In:  the `regionchaos.emulator.Emulation` being run (its coordinator, data flow, counters, log and
+     storage) and the attempt's faults (`regionchaos.nemesis.AttemptFaults`).
+Out: `Failover`: subtask crashes and TaskManager losses as region failovers (or global ones where
+     the topology is not embarrassingly parallel or nothing completed yet), rescales, and
+     JobManager failovers that rebuild the store, the counter and the next checkpoint id from
+     storage alone; every restart restores state through the coordinator and hands it to the
+     data flow (`regionchaos.workload.Dataflow.restore`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .history import Kind
+from .nemesis import AttemptFaults
+from .protocol.state import OperatorSubtaskState
+from .protocol.store import CompletedCheckpointStore
+from .protocol.topology import Task
+from .scenario import Partitioning
+
+if TYPE_CHECKING:
+    from .emulator import Emulation
+
+
+class Failover:
+    """See the module docstring; one per `Emulation`, which owns every piece of state it changes."""
+
+    def __init__(self, em: Emulation):
+        self.em = em
+
+    def crash(self, faults: AttemptFaults) -> bool:
+        """Subtask crashes, TaskManager loss and JobManager failover; True if any."""
+        coord = self.em.coordinator
+        if faults.jobmanager_failover:
+            self.jobmanager_failover("jobmanager failover")
+            return True
+        regions: list[int] = list(faults.region_crashes)
+        for tm in faults.taskmanager_losses:
+            lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.em.tms == tm}
+            self.em.log(Kind.TASKMANAGER_LOST, taskmanager=tm, regions=sorted(lost))
+            regions += sorted(lost)
+        for region in dict.fromkeys(regions):
+            self.region_failover(region, "subtask crash")
+            if region in faults.recovery_failures:
+                # part of the recovered in-flight data is drained, then it fails again
+                self.em.flow.advance(self.em.attempt)
+                self.region_failover(region, "failure during recovery")
+        return bool(regions)
+
+    def region_failover(self, region: int, cause: str) -> None:
+        coord = self.em.coordinator
+        if coord.store.latest() is None or not self._embarrassingly_parallel():
+            self.global_restore(None, f"{cause} (global failover)")
+            return
+        self.em.stats["region_failovers"] += 1
+        restored = coord.restore_region(region)
+        self.em.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
+                    restore_from=coord.store.latest().checkpoint_id)
+        self._apply_restore(restored, partial=True)
+
+    def _embarrassingly_parallel(self) -> bool:
+        t = self.em.sc.topology
+        return (t.partitioning == Partitioning.FORWARD and t.exchange.value == "pipelined"
+                and self.em.coordinator.num_regions > 1)
+
+    def rescale(self, parallelism: int) -> None:
+        if self.em.coordinator.store.latest() is None:
+            self.em.log(Kind.RESCALE_SKIPPED, parallelism=parallelism, reason="no completed checkpoint")
+            return
+        self.em.stats["rescales"] += 1
+        self.global_restore(parallelism, "rescale")
+
+    def jobmanager_failover(self, cause: str) -> None:
+        """The JobManager dies: everything in memory is gone; a new one rebuilds
+        the store, the counter and the next checkpoint id from storage alone."""
+        self.em.stats["jm_failovers"] += 1
+        self.em.batch.counter = self.em.coordinator.next_checkpoint_id
+        self.em.flush_batch()
+        checkpoints, next_id = self.em.persistence.recover()
+        store = CompletedCheckpointStore.recover(checkpoints, self.em.sc.flink.num_retained, mutant=self.em.mutant)
+        latest = store.latest()
+        configured = self.em.parallelism  # the job graph's parallelism survives in the HA job graph store
+        if latest is not None:
+            self.em.parallelism = latest.parallelism["source"]
+        self.em.coordinator = self.em.new_coordinator(store, next_id)
+        live = store.live_objects()
+        missing = self._missing_on_storage(live)
+        orphans = self.em.persistence.delete_orphans(live)
+        self.em.log(Kind.JOBMANAGER_FAILOVER, cause=cause, recovered=[c.checkpoint_id for c in store.retained],
+                    next_checkpoint_id=next_id, counter=self.em.coordinator.consecutive_regional,
+                    orphans_deleted=len(orphans), orphan_keys=sorted(orphans), missing_objects=missing)
+        if latest is None:
+            self.restart_from_scratch(cause)
+        else:
+            self.global_restore(configured, cause, count=False)
+
+    def _missing_on_storage(self, live: set[str]) -> list[str] | None:
+        """Objects named by the recovered checkpoints that the new JobManager does not
+        find on storage: the state its restore would fail to read. None when the
+        persistence cannot list (validation then cannot judge this point)."""
+        lister = getattr(self.em.persistence, "list_objects", None)
+        if lister is None:
+            store = getattr(self.em.persistence, "store", None)
+            lister = getattr(store, "list_keys", None)
+        if lister is None:
+            return None
+        return sorted(live - set(lister("checkpoints/")))
+
+    def global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
+        coord = self.em.coordinator
+        if coord.store.latest() is None:
+            self.restart_from_scratch(cause)
+            return
+        if count and cause != "rescale":
+            self.em.stats["global_failovers"] += 1
+        old_p = self.em.parallelism
+        new_p = parallelism or old_p
+        latest = coord.store.latest()
+        restored = coord.restore_global(new_p)
+        self._rediscover()  # the enumerator is back at the checkpoint's view of the source
+        self.em.parallelism = new_p
+        self.em.restore_seq += 1
+        self.em.log(Kind.GLOBAL_RESTORE, cause=cause, restore_id=self.em.restore_seq,
+                    restore_from=latest.checkpoint_id, old_parallelism=old_p, new_parallelism=new_p,
+                    regions=coord.num_regions, restored=self._describe(restored))
+        self._apply_restore(restored, partial=False)
+
+    def _describe(self, restored: dict[Task, dict[str, OperatorSubtaskState]]) -> list:
+        out = []
+        for (vertex, sub), states in sorted(restored.items()):
+            for op, st in sorted(states.items()):
+                out.append([op, sub, [list(e) if isinstance(e, tuple) else e for e in st.elements],
+                            [[c.channel, c.records[0], c.records[1]] for c in st.channel_state]])
+        return out
+
+    def _rediscover(self) -> None:
+        """Partition discovery after a restart: the enumerator learns again every split the
+        source has by now (the initial ones and those discovered so far) that its state does
+        not know, e.g. splits discovered after the checkpoint it was restored from. Without
+        this they would never be read (``split_assignment_consistent`` finds them forgotten)."""
+        em = self.em
+        enum = em.coordinator.enumerator
+        known = set(enum.discovered)
+        found = [*range(em.sc.workload.splits),
+                 *(s for a in sorted(em.discovery_plan) if a <= em.attempt for s in em.discovery_plan[a])]
+        enum.add_splits(s for s in found if s not in known)
+
+    def restart_from_scratch(self, cause: str) -> None:
+        """No completed checkpoint yet: the whole job starts over, and every record consumed
+        so far is consumed again (replayed, as after a restore from checkpoint 0)."""
+        self.em.stats["global_failovers"] += 1
+        self.em.log(Kind.GLOBAL_RESTART_FROM_SCRATCH, cause=cause)
+        enum = self.em.coordinator.enumerator
+        self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
+        self.em.flow.restart_from_scratch()
+        enum.owner = {}
+        enum.unassigned = sorted(enum.discovered)
+        self.em.coordinator.finished = {}
+        self.em.assign_splits()
+
+    def _apply_restore(self, restored: dict[Task, dict[str, OperatorSubtaskState]], partial: bool) -> None:
+        """The restored tasks restart from their state (`Dataflow.restore`); the sink's commits
+        of restored pending transactions go to storage with the next batch."""
+        em = self.em
+        em.stats["restores"] += 1
+        txns = em.flow.restore(restored, partial, em.parallelism, em.coordinator.regions, em.attempt)
+        if txns:
+            em.batch.steps.append({"op": "commit", "checkpoint_id": None, "txns": txns})
