@@ -6,9 +6,11 @@ In:  a Scenario, an optional mutant, and a Persistence (where checkpoint
 Out: a :class:`RunResult` with the history (one event per protocol step) and
      counters. Everything is deterministic from the scenario's seed.
 
-The job itself (source, operators, two-phase-commit sink) is `regionchaos.workload.dataflow`;
-this module is the control plane around it: triggers, task responses and faults, the coordinator's
-decisions and notifications, failovers, restores and JobManager lives, and what goes to storage.
+The rooms around it: the job itself (source, operators, two-phase-commit sink) is
+`regionchaos.workload.dataflow`; failures and the restarts they cause (region and global failovers,
+rescales, JobManager lives) are `regionchaos.failover`; the faults are drawn by `regionchaos.nemesis`;
+events are `regionchaos.history`'s. This module runs the attempts: triggers, the task side's responses,
+the coordinator's decisions and notifications, and what goes to storage.
 """
 
 from __future__ import annotations

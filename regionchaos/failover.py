@@ -11,23 +11,47 @@ Out: `Failover`: subtask crashes and TaskManager losses as region failovers (or 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .history import Kind
 from .nemesis import AttemptFaults
+from .protocol.coordinator import CheckpointCoordinator
 from .protocol.state import OperatorSubtaskState
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import Task
-from .scenario import Partitioning
+from .scenario import Partitioning, Scenario
+from .workload.dataflow import Dataflow
 
-if TYPE_CHECKING:
-    from .emulator import Emulation
+
+class Run(Protocol):
+    """What a failover reads and changes of the run (`regionchaos.emulator.Emulation` is one)."""
+
+    sc: Scenario
+    mutant: str | None
+    tms: int
+    coordinator: CheckpointCoordinator  # replaced by a JobManager failover
+    flow: Dataflow
+    stats: dict[str, Any]
+    batch: Any  # the open `regionchaos.emulator.Batch`
+    persistence: Any  # a `regionchaos.emulator.Persistence`
+    parallelism: int
+    attempt: int
+    restore_seq: int
+    discovery_plan: dict[int, list[int]]
+
+    def log(self, kind: Kind, **fields: Any) -> dict: ...
+
+    def flush_batch(self) -> None: ...
+
+    def new_coordinator(self, store: CompletedCheckpointStore, next_id: int) -> CheckpointCoordinator: ...
+
+    def assign_splits(self) -> None: ...
 
 
 class Failover:
-    """See the module docstring; one per `Emulation`, which owns every piece of state it changes."""
+    """See the module docstring; one per run, which owns every piece of state it changes."""
 
-    def __init__(self, em: Emulation):
+    def __init__(self, em: Run):
         self.em = em
 
     def crash(self, faults: AttemptFaults) -> bool:
