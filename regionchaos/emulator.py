@@ -157,7 +157,6 @@ class Emulation:
             region_timeout_ms=scenario.flink.region_timeout_ms,
         )
         w = scenario.workload
-        self.length = w.records_per_split if w.bounded else None
         self.events: list[dict] = []
         self.batch = Batch(index=0)
         self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
@@ -215,7 +214,7 @@ class Emulation:
                  drawn=self.nemesis.drawn_parameters(), parallelism=self.parallelism,
                  regions=self.coordinator.num_regions, region_enabled=self.settings.region_enabled)
         fault_attempts, heal = self.sc.checkpoints, self.sc.faults.heal_checkpoints
-        limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.length else 0)
+        limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.flow.length else 0)
         rescales = {e.after_checkpoint: e.parallelism for e in self.sc.rescale}
         while self.attempt < limit and not self.stats["finished"]:
             healing = self.attempt >= fault_attempts
@@ -241,9 +240,9 @@ class Emulation:
             elif self.attempt in rescales and not self.stats["finished"]:
                 self.failover.rescale(rescales[self.attempt])
             self.attempt += 1
-            if healing and not self.length and self.attempt >= fault_attempts + heal:
+            if healing and not self.flow.length and self.attempt >= fault_attempts + heal:
                 break
-        if self.length and not self.stats["finished"]:
+        if self.flow.length and not self.stats["finished"]:
             self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
         self.stats["records_in"] = self.flow.records_in()
         self.log(Kind.RUN_FINISHED, finished=self.stats["finished"])
@@ -261,7 +260,7 @@ class Emulation:
         """FLIP-147: the next checkpoint is the final one only while every split has been read
         to its end right now. A failover after the end of input rewinds a region, which then
         replays: the end of input is revoked until it has caught up again (never latched)."""
-        if self.length is None:
+        if self.flow.length is None:
             return
         exhausted = self._no_more_splits() and self.flow.all_consumed()
         if exhausted != self.coordinator.sources_exhausted:
@@ -379,7 +378,7 @@ class Emulation:
         """FLIP-147: a task finishes after notifyCheckpointComplete of a
         checkpoint taken after its input ended; the job ends on the final one."""
         coord = self.coordinator
-        if self.length is None or not self._no_more_splits():
+        if self.flow.length is None or not self._no_more_splits():
             return
         for sub in list(self.flow.owned):
             task = (SOURCE, sub)

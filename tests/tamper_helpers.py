@@ -24,9 +24,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from regionchaos import history
 from regionchaos.storage import ObjectStore
-
-HISTORY_PREFIX = "history/"
 
 
 _BASE_OBJECTS: dict[tuple[str, str, str], dict[str, bytes]] = {}
@@ -70,7 +69,7 @@ def edit_json(fn: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
 
 
 def history_keys(store: ObjectStore) -> list[str]:
-    return sorted(k for k in store.list_keys(HISTORY_PREFIX) if k.endswith(".jsonl"))
+    return sorted(k for k in store.list_keys(history.PREFIX) if history.is_history_key(k))
 
 
 def read_history(store: ObjectStore) -> list[dict]:
@@ -82,7 +81,7 @@ def edit_history(store: ObjectStore, fn: Callable[[list[dict]], list[dict]]) -> 
     history file (the others are deleted), in the same JSON-lines form."""
     keys = history_keys(store)
     events = fn(read_history(store))
-    store.put(keys[0], "".join(json.dumps(e, sort_keys=True) + "\n" for e in events).encode())
+    store.put(keys[0], history.encode(events, {}))
     store.delete_many(keys[1:])
 
 
