@@ -155,7 +155,7 @@ def main() -> int:
 
         def record(result: dict, name: str = name, started: float = started) -> None:
             if args.jsonl:
-                keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "unknown")}
+                keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "failed_rules", "unknown")}
                 keep.update({k: result[k] for k in ("unknown_errors", "error") if result.get(k)})
                 keep.update(scenario=name, policy=args.policy, elapsed_s=round(time.perf_counter() - started, 1))
                 if args.mix:

@@ -40,7 +40,7 @@ from typing import Any, Iterator
 
 from . import runner
 from . import tables as tables_mod
-from .findings import meets_expectation
+from .findings import meets_expectation, outcome
 from .scenario import from_dict, load
 from .storage.s3 import ObjectStore, StorageConfig
 
@@ -230,13 +230,13 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
     rdd = sc.parallelize(slices, len(slices)).flatMap(lambda items: items)  # partition i = slice i
     rdd = rdd.mapPartitionsWithIndex(partial(body, done, crashed))
     sc.setJobDescription(description)
-    outcome: dict[str, Any] = {}
+    job: dict[str, Any] = {}
 
     def collect() -> None:
         try:
-            outcome["parts"] = rdd.collect()
+            job["parts"] = rdd.collect()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            outcome["error"] = exc
+            job["error"] = exc
 
     worker = threading.Thread(target=collect, name="regionchaos-spark-job", daemon=True)
     worker.start()
@@ -244,11 +244,11 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
         worker.join(0.5)
         if on_progress is not None:
             on_progress(done.value, crashed.value)
-    if "error" in outcome:
-        raise outcome["error"]
+    if "error" in job:
+        raise job["error"]
     if on_progress is not None:
         on_progress(done.value, crashed.value)
-    return outcome["parts"]
+    return job["parts"]
 
 
 def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
@@ -321,13 +321,13 @@ def judge(spark, tables: dict, records: list[dict], total_rows: int) -> tuple[di
 
 
 def seed_result(record: dict, judged: dict) -> dict:
-    """A seed's line in the swarm's result: record + verdict, failed and unknown invariants."""
+    """A seed's line in the swarm's result: record + verdict, failed and unknown invariants and
+    failed rules (`findings.outcome`)."""
     res = judged[record["run_id"] or f"seed-{record['seed']}"]
-    failed = [c["name"] for c in res["checks"] if c.get("success") is False]
-    unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
+    shows = outcome(res["checks"])
     out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn", "stats", "emulate_seconds")}
-    out.update(verdict=res["verdict"], failed=failed, unknown=unknown)
-    if unknown:  # why each unknown check has no result (a rule's error, "no result", not evaluable)
+    out.update(verdict=res["verdict"], **shows)
+    if shows["unknown"]:  # why each unknown check has no result (a rule's error, "no result", not evaluable)
         out["unknown_errors"] = {c["name"]: c.get("error") for c in res["checks"] if c.get("success") is None}
     if res.get("error"):
         out["error"] = res["error"]

@@ -68,6 +68,15 @@ FINDINGS: tuple[Finding, ...] = (
 )
 
 
+def outcome(checks: list[dict]) -> dict[str, list[str]]:
+    """What a judged run's checks show: ``failed`` and ``unknown`` invariants, and
+    ``failed_rules``, each failed rule as ``invariant.rule`` (the rules a finding is held to)."""
+    failed = [c["name"] for c in checks if c.get("success") is False]
+    rules = [f"{c['name']}.{r}" for c in checks if c.get("success") is False for r in c.get("failed_rules") or ()]
+    return {"failed": failed, "failed_rules": rules,
+            "unknown": [c["name"] for c in checks if c.get("success") is None]}
+
+
 def applicable(scenario: Scenario) -> list[Finding]:
     return [f for f in FINDINGS if f.applies(scenario)]
 

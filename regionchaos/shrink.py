@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import runner
+from .findings import outcome
 from . import tables as tables_mod
 from .scenario import Scenario, ScenarioError, from_dict
 from .schedule import pin
@@ -108,7 +109,7 @@ def candidates(scenario: Scenario) -> list[Scenario]:
 
 def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
     """Emulate each scenario in memory and judge all of them in one GX pass: per scenario
-    {"run_id", "verdict", "failed", "unknown", "error"?}."""
+    {"run_id", "verdict", "failed", "failed_rules", "unknown", "error"?}."""
     import pyarrow.parquet as pq
 
     from .fastswarm import emulate_in_memory, read_local_tables
@@ -132,9 +133,7 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
     out = []
     for record in records:
         res = judged[record["run_id"]]
-        out.append({"run_id": record["run_id"], "verdict": res["verdict"],
-                    "failed": [c["name"] for c in res["checks"] if c.get("success") is False],
-                    "unknown": [c["name"] for c in res["checks"] if c.get("success") is None],
+        out.append({"run_id": record["run_id"], "verdict": res["verdict"], **outcome(res["checks"]),
                     **({"error": res["error"]} if res.get("error") else {})})
     return out
 

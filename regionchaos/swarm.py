@@ -13,6 +13,7 @@ Out: per seed the verdict and failed invariants, with replay lines for the
 from __future__ import annotations
 
 from . import runner
+from .findings import outcome
 from .scenario import load
 
 
@@ -54,10 +55,8 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
             results.update({run_id: {"checks": [], "verdict": "unknown", "error": error}
                             for run_id, error in crashed.items()})
             for run_id, res in results.items():
-                failed = [c["name"] for c in res["checks"] if c.get("success") is False]
-                unknown = [c["name"] for c in res["checks"] if c.get("success") is None]
-                out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], "failed": failed,
-                            "unknown": unknown, **({"error": res["error"]} if res.get("error") else {})})
+                out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], **outcome(res["checks"]),
+                            **({"error": res["error"]} if res.get("error") else {})})
                 if on_result is not None:
                     on_result(out[-1])
             if not keep_runs:
