@@ -202,7 +202,7 @@ def emulate_all(mutants: list[dict | None], runs: list, baseline: dict, jobs: in
 
 def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
     """``to_judge``: (judged run id, run) pairs with rows. One GX pass per ~ROWS_PER_PASS rows;
-    judged run id -> {"verdict", "failed", "unknown"}."""
+    judged run id -> {"verdict", "failed", "failed_rules", "unknown"}."""
     import pyarrow.parquet as pq
 
     from regionchaos import fastswarm
@@ -242,10 +242,10 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
             judged = None
         for record in records:
             if judged is None:
-                out[record["run_id"]] = {"verdict": "not judged", "failed": [], "unknown": []}
+                out[record["run_id"]] = {"verdict": "not judged", "failed": [], "failed_rules": [], "unknown": []}
                 continue
             res = fastswarm.seed_result(record, judged)
-            out[record["run_id"]] = {k: res[k] for k in ("verdict", "failed", "unknown")}
+            out[record["run_id"]] = {k: res[k] for k in ("verdict", "failed", "failed_rules", "unknown")}
         shutil.rmtree(directory, ignore_errors=True)
         print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
@@ -265,7 +265,8 @@ def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
     from regionchaos.findings import meets_expectation
 
     scenario = _scenario(scenario_name, seed)
-    ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"], must_show=False)
+    ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"],
+                                failed_rules=verdict.get("failed_rules"), must_show=False)
     return None if ok else why
 
 
@@ -521,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     base_fail = {}
     base_verdicts = {}
     for r in base["runs"]:
-        v = {"verdict": "unknown", "failed": [], "unknown": ["emulate"]} if r["error"] else verdicts[f"base-{r['run_id']}"]
+        v = {"verdict": "unknown", "failed": [], "failed_rules": [], "unknown": ["emulate"]} if r["error"] else verdicts[f"base-{r['run_id']}"]
         base_verdicts[(r["scenario"], r["seed"])] = v
         why = failing(r["scenario"], r["seed"], v)
         if why:

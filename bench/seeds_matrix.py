@@ -72,7 +72,8 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     sc = load(name, overrides=overrides)
     off = [(r, why) for r in runs
            for ok, why in [meets_expectation(load(name, overrides=overrides, seed=int(r["seed"])), r["verdict"],
-                                             r["failed"], r["unknown"], must_show=int(r["seed"]) == sc.seed)]
+                                             r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
+                                             must_show=int(r["seed"]) == sc.seed)]
            if not ok]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
     failed = sorted({inv for r in runs for inv in r["failed"]})

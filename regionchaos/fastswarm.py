@@ -447,7 +447,8 @@ def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs
         row["replay_deep"] = replay_deep_line(sid, r["seed"])
         if mutant is None:
             scenario = from_dict(data, {**overrides, "seed": r["seed"]})
-            if meets_expectation(scenario, r["verdict"], r["failed"], r["unknown"], must_show=False)[0]:
+            if meets_expectation(scenario, r["verdict"], r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
+                                 must_show=False)[0]:
                 known.append(row)
                 continue
         failing.append(row)

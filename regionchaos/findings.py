@@ -1,14 +1,19 @@
 """The recorded findings (FINDINGS.md) and what a run is expected to show because of them.
 
 In:  a Scenario (its settings decide which findings apply), and a judged run's verdict with
-     the invariants it failed and those it could not judge.
-Out: `allowed_failures(scenario)`: the invariants a finding lets the correct protocol fail
-     under these settings; `meets_expectation(...)`: whether a run is as expected (valid, or
-     failing only declared findings' invariants; a scenario marked ``expect: invalid`` must
-     fail its stated invariant), with the reason when it is not.
+     the invariants it failed, the rules it failed (``invariant.rule``) and the invariants it
+     could not judge.
+Out: `allowed_rules(scenario)` / `allowed_failures(scenario)`: the rules (and their invariants)
+     a finding lets the correct protocol fail under these settings; `meets_expectation(...)`:
+     whether a run is as expected (valid, or failing only declared findings' rules; a scenario
+     marked ``expect: invalid`` must fail its stated invariant), with the reason when it is not;
+     `outcome(checks)`: what a run's checks show, in those terms.
 
 A finding is the protocol as proposed (or as implemented) breaking its own claim; the check
-stays as it is, and only the invariant the finding names may fail. Everything else must hold.
+stays as it is, and only the rules the finding names may fail. Everything else must hold. The
+allowance is per rule, not per invariant: `decisions_follow_rules` has eight rules, and a
+finding that breaks one of them (F6: the counter after a forced checkpoint's abort) must not
+excuse a wrong decision caught by another.
 """
 
 from __future__ import annotations
@@ -19,17 +24,28 @@ from typing import Callable
 from .scenario import Scenario
 
 
+def _unique_invariants(rules) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(r.split(".", 1)[0] for r in rules))
+
+
 @dataclass(frozen=True)
 class Finding:
     id: str
-    invariants: tuple[str, ...]  # what the correct protocol may fail because of it
+    rules: tuple[str, ...]  # "invariant.rule": what the correct protocol may fail because of it
     title: str
     applies: Callable[[Scenario], bool]  # under which settings the protocol can show it
-    # invariants it may also fail under some of those settings
+    # rules it may also fail under some of those settings
     extra: Callable[[Scenario], tuple[str, ...]] = lambda sc: ()
 
+    @property
+    def invariants(self) -> tuple[str, ...]:
+        return _unique_invariants(self.rules)
+
+    def rules_for(self, scenario: Scenario) -> tuple[str, ...]:
+        return self.rules + tuple(r for r in self.extra(scenario) if r not in self.rules)
+
     def invariants_for(self, scenario: Scenario) -> tuple[str, ...]:
-        return self.invariants + tuple(i for i in self.extra(scenario) if i not in self.invariants)
+        return _unique_invariants(self.rules_for(scenario))
 
 
 def _tier2_resets(sc: Scenario) -> bool:
@@ -45,23 +61,30 @@ def _pr(sc: Scenario) -> bool:
     return sc.region_enabled_effective and sc.flink.semantics == "pr"
 
 
+BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
+
 FINDINGS: tuple[Finding, ...] = (
-    Finding("F1", ("flip_bounds",), "tier 2 lets the ref chain outgrow max-consecutive-failures", _tier2_resets),
+    Finding("F1", BOUNDS, "tier 2 lets the ref chain outgrow max-consecutive-failures", _tier2_resets),
     # with unaligned checkpoints the records it duplicates are also behind a recovered channel
     # state's start, which the in-flight check sees (channel_starts_at_consumed)
-    Finding("F2", ("reachable_global_state", "exactly_once_output"),
+    Finding("F2", ("reachable_global_state.union_offsets_reachable", "exactly_once_output.no_duplicate_commit"),
             "after a rescale, a failed subtask's union-state fallback duplicates other subtasks' entries", _rescaled,
-            extra=lambda sc: ("inflight_data",) if sc.flink.unaligned else ()),
+            extra=lambda sc: ("inflight_data.channel_starts_at_consumed",) if sc.flink.unaligned else ()),
     # the implementation PR's semantics (execution.checkpointing.region.semantics: pr)
-    Finding("F3", ("decisions_follow_rules",), "PR: REGIONAL with every region failed (no all-regions-failed rule)",
+    Finding("F3", ("decisions_follow_rules.regional_mixes_fresh_and_referenced",),
+            "PR: REGIONAL with every region failed (no all-regions-failed rule)",
             lambda sc: _pr(sc) and sc.flink.max_failure_ratio >= 1.0),
-    Finding("F4", ("decisions_follow_rules", "flip_bounds"), "PR: max-consecutive-failures 0 allows a regional",
+    Finding("F4", ("decisions_follow_rules.forced_exactly_at_bound", *BOUNDS),
+            "PR: max-consecutive-failures 0 allows a regional",
             lambda sc: _pr(sc) and sc.flink.max_consecutive_failures == 0),
-    Finding("F5", ("reachable_global_state", "exactly_once_output", "metadata_well_formed", "state_consistency"),
+    Finding("F5", ("reachable_global_state.split_assignment_consistent", "reachable_global_state.union_offsets_reachable",
+                   "exactly_once_output.commit_within_checkpoint", "exactly_once_output.no_duplicate_commit",
+                   "metadata_well_formed.one_entry_per_operator_subtask", "state_consistency.counter_equals_truth"),
             "PR: after a rescale a failed subtask falls back to the old parallelism's entry at its index",
             lambda sc: _pr(sc) and bool(sc.rescale)),
-    Finding("F6", ("decisions_follow_rules",), "PR: a forced checkpoint aborted by the failure ratio keeps forcing", _pr),
-    Finding("F7", ("decisions_follow_rules", "flip_bounds"),
+    Finding("F6", ("decisions_follow_rules.counter_follows_decisions",),
+            "PR: a forced checkpoint aborted by the failure ratio keeps forcing", _pr),
+    Finding("F7", ("decisions_follow_rules.counter_follows_decisions", "flip_bounds.consecutive_regional_within_bound"),
             "PR: the consecutive counter is not restored after a JobManager failover",
             lambda sc: _pr(sc) and (sc.faults.jobmanager_failover > 0 or sc.faults.crash_before_metadata > 0
                                     or sc.faults.swarm)),
@@ -81,25 +104,45 @@ def applicable(scenario: Scenario) -> list[Finding]:
     return [f for f in FINDINGS if f.applies(scenario)]
 
 
+def allowed_rules(scenario: Scenario) -> set[str]:
+    """Rules (``invariant.rule``) the correct protocol may fail under these settings."""
+    return {r for f in applicable(scenario) for r in f.rules_for(scenario)}
+
+
 def allowed_failures(scenario: Scenario) -> set[str]:
     """Invariants the correct protocol may fail under these settings (declared findings)."""
-    return {inv for f in applicable(scenario) for inv in f.invariants_for(scenario)}
+    return set(_unique_invariants(allowed_rules(scenario)))
 
 
 def meets_expectation(scenario: Scenario, verdict: str, failed: list[str], unknown: list[str], *,
-                      must_show: bool = True) -> tuple[bool, str]:
-    """(as expected?, why not). Unknown is never as expected. ``must_show``: this run is the
+                      failed_rules: list[str] | None, must_show: bool = True) -> tuple[bool, str]:
+    """(as expected?, why not). Unknown is never as expected. ``failed_rules`` (``invariant.rule``,
+    `outcome`) name what failed within each failed invariant: a failed invariant a finding allows
+    is as expected only if every rule it failed is one a finding declares (None, rules not
+    recorded: nothing can be attributed, so it is not as expected). ``must_show``: this run is the
     finding scenario's own schedule (its catalogue seed), which must show the finding; other
     seeds of it may or may not reach the bad state, and must fail nothing else."""
     if verdict == "unknown" or unknown:
         return False, f"unknown: {', '.join(unknown) or 'no verdict'}"
-    undeclared = sorted(set(failed) - allowed_failures(scenario))
+    rules = allowed_rules(scenario)
+    allowed = set(_unique_invariants(rules))
+    undeclared = sorted(set(failed) - allowed)
     if undeclared:
         return False, f"failed {', '.join(undeclared)}, which no finding declares"
+    for inv in sorted(set(failed)):
+        if failed_rules is None:
+            return False, f"failed {inv}, but the run does not record which of its rules failed: no finding can be named"
+        broke = [r for r in failed_rules if r.split(".", 1)[0] == inv]
+        if not broke:
+            return False, f"failed {inv} with no failed rule recorded: no finding can be named"
+        stray = [r for r in broke if r not in rules]
+        if stray:
+            return False, (f"failed {', '.join(stray)}, a rule no finding declares (declared for {inv}: "
+                           f"{', '.join(sorted(r.split('.', 1)[1] for r in rules if r.startswith(inv + '.')))})")
     exp = scenario.expect
     # a finding's own scenario must show it, as long as its settings are the finding's (a policy
     # override such as keep-forcing may take the finding away: then the scenario must be valid)
-    if must_show and exp.verdict == "invalid" and exp.invariant in allowed_failures(scenario) \
+    if must_show and exp.verdict == "invalid" and exp.invariant in allowed \
             and exp.invariant not in failed:
         return False, f"expected to fail {exp.invariant} (its finding), but did not"
     return True, ""

@@ -300,13 +300,13 @@ def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
 def _expectation(scenario: Scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict:
     """The recorded findings that apply to these settings and whether the run is as its scenario
     expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
-    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario))}
-                for f in findings.applicable(scenario)]
+    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario)),
+                 "rules": list(f.rules_for(scenario))} for f in findings.applicable(scenario)]
     if mutant:
         return {"findings": applying}
-    failed = [c["name"] for c in checks if c.get("success") is False]
-    unknown = [c["name"] for c in checks if c.get("success") is None]
-    ok, why = findings.meets_expectation(scenario, verdict, failed, unknown)
+    shows = findings.outcome(checks)
+    ok, why = findings.meets_expectation(scenario, verdict, shows["failed"], shows["unknown"],
+                                         failed_rules=shows["failed_rules"])
     return {"findings": applying, "as_expected": {"ok": ok, "why": why}}
 
 

@@ -25,7 +25,7 @@ from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
 from regionchaos.scenario import MUTANTS, ScenarioError, catalogue  # noqa: E402
 from regionchaos_airflow import params as form  # noqa: E402
 from regionchaos_airflow.runs import (  # noqa: E402
-    dated_first_seed, judge_nightly, judge_swarm, mapped_rows, run_key, swarm_rows)
+    dated_first_seed, judge_nightly, judge_swarm, mapped_rows, result_row, run_key, swarm_rows)
 
 SPARK_VAR = "AIRFLOW_VAR_REGIONCHAOS_SPARK_CONN_ID"
 DAG_IDS = {"regionchaos_manual", "regionchaos_nightly", "regionchaos_swarm"}
@@ -311,6 +311,9 @@ def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     assert dag.params["scenarios"] == sorted(catalogue())
 
 
+BOUND = "flip_bounds.consecutive_regional_within_bound"
+
+
 def test_nightly_judgement_fails_on_unexpected_verdicts():
     plan = [
         {"scenario_name": "smoke", "run_id": "a", "expect": "valid"},
@@ -318,7 +321,7 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
         {"scenario_name": "jm-failover", "run_id": "c", "expect": "valid"},
     ]
     good = [{"run_id": "a", "verdict": "valid", "failed": []},
-            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"]},
+            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND]},
             {"run_id": "c", "verdict": "valid", "failed": []}]
     assert judge_nightly(plan, good) == []
     regression = [good[0], good[1], {"run_id": "c", "verdict": "invalid", "failed": ["exactly_once"]}]
@@ -330,12 +333,26 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
     assert "no result" in judge_nightly(plan, good[:2])[0]
     # F1 (the FLIP's tier 2) is declared for every scenario with regional checkpoints: flip_bounds
     # alone is accepted there, anything more is not
-    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"]}, good[1], good[2]]
+    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND]}, good[1], good[2]]
     assert judge_nightly(plan, tier2) == []
-    more = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds", "notifications"]}, good[1], good[2]]
+    more = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds", "notifications"],
+             "failed_rules": [BOUND, "notifications.commits_only_on_completion"]}, good[1], good[2]]
     assert [p.split(":")[0] for p in judge_nightly(plan, more)] == ["smoke"]
+    # a row that does not say which rules failed cannot be put down to a finding
+    unattributed = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"]}, good[1], good[2]]
+    assert "which of its rules" in judge_nightly(plan, unattributed)[0]
     unknown = [good[0], good[1], {"run_id": "c", "verdict": "unknown", "failed": []}]
     assert [p.split(":")[0] for p in judge_nightly(plan, unknown)] == ["jm-failover"]
+
+
+def test_a_result_row_names_the_failed_rules_the_nightly_judges_by():
+    summary = {"run_id": "nightly-x-smoke", "scenario": "smoke", "verdict": "invalid", "checks": [
+        {"name": "flip_bounds", "success": False, "failed_rules": ["ref_chain_depth_within_bound"]},
+        {"name": "liveness", "success": True, "failed_rules": []}]}
+    row = result_row(summary)
+    assert row["failed_rules"] == ["flip_bounds.ref_chain_depth_within_bound"]
+    plan = [{"scenario_name": "smoke", "run_id": "nightly-x-smoke", "expect": "valid"}]
+    assert judge_nightly(plan, [{**row, "unknown": []}]) == []
 
 
 # -- swarm -------------------------------------------------------------------------------

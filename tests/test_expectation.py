@@ -1,36 +1,47 @@
 """What a run's summary says about its scenario's expectation (runner._expectation): which
-recorded findings apply to its settings, and whether the run is as expected. Pure logic."""
+recorded findings apply to its settings, and whether the run is as expected, rule by rule.
+Pure logic."""
 
 from __future__ import annotations
 
+import pytest
+
+from regionchaos import findings
 from regionchaos.runner import _expectation
 from regionchaos.scenario import load
 
 KEEP_FORCING = {"flink.execution.checkpointing.region.forced-global-failure": "keep-forcing"}
+PR = {"flink.execution.checkpointing.region.semantics": "pr"}
+CHAIN = "flip_bounds.ref_chain_depth_within_bound"
 
 
 def _checks(failed=(), unknown=(), passed=("state_consistency",)):
-    return ([{"name": n, "success": False} for n in failed] + [{"name": n, "success": None} for n in unknown]
-            + [{"name": n, "success": True} for n in passed])
+    """Checks as validation writes them; ``failed``: "invariant.rule" names."""
+    by_invariant: dict[str, list[str]] = {}
+    for name in failed:
+        invariant, rule = name.split(".")
+        by_invariant.setdefault(invariant, []).append(rule)
+    return ([{"name": n, "success": False, "failed_rules": rules} for n, rules in by_invariant.items()]
+            + [{"name": n, "success": None} for n in unknown] + [{"name": n, "success": True} for n in passed])
 
 
 def test_a_declared_finding_explains_its_invariant_under_the_flip_default():
     sc = load("regional-basic")
-    out = _expectation(sc, None, "invalid", _checks(failed=["flip_bounds"]))
+    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))
     assert [f["id"] for f in out["findings"]] == ["F1"]
     assert out["as_expected"] == {"ok": True, "why": ""}
 
 
 def test_an_undeclared_failure_is_not_as_expected_and_is_named():
     sc = load("regional-basic")
-    out = _expectation(sc, None, "invalid", _checks(failed=["flip_bounds", "exactly_once_output"]))
+    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"]))
     assert out["as_expected"]["ok"] is False
     assert "exactly_once_output" in out["as_expected"]["why"]
 
 
 def test_without_tier_2_the_same_failure_is_not_excused():
     sc = load("regional-basic", overrides=KEEP_FORCING)
-    out = _expectation(sc, None, "invalid", _checks(failed=["flip_bounds"]))
+    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))
     assert out["findings"] == []
     assert out["as_expected"]["ok"] is False
 
@@ -44,9 +55,49 @@ def test_unknown_is_never_as_expected():
 def test_a_finding_scenario_must_show_its_invariant():
     sc = load("forced-global-tier2")
     assert _expectation(sc, None, "valid", _checks())["as_expected"]["ok"] is False
-    assert _expectation(sc, None, "invalid", _checks(failed=["flip_bounds"]))["as_expected"]["ok"] is True
+    assert _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))["as_expected"]["ok"] is True
 
 
 def test_a_mutant_run_is_not_judged_against_the_scenario():
-    out = _expectation(load("smoke"), "failed-region-commits", "invalid", _checks(failed=["state_consistency"]))
+    out = _expectation(load("smoke"), "failed-region-commits", "invalid", _checks(failed=["state_consistency.counter_equals_truth"]))
     assert "as_expected" not in out
+
+
+def test_under_the_pr_a_wrong_decision_is_not_excused_by_the_counter_finding():
+    """F6 lets the PR's counter rule fail; a REGIONAL the rules forbid is another rule of the
+    same invariant, and must not pass as F6 (mutation testing: 21 PR mutants hid there)."""
+    sc = load("smoke", overrides=PR)
+    counter = _expectation(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions"]))
+    assert counter["as_expected"] == {"ok": True, "why": ""}
+    wrong = _expectation(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions",
+                                                              "decisions_follow_rules.regional_only_when_allowed"]))
+    assert wrong["as_expected"]["ok"] is False
+    assert "decisions_follow_rules.regional_only_when_allowed" in wrong["as_expected"]["why"]
+    assert "counter_follows_decisions" in wrong["as_expected"]["why"]  # what is declared there
+
+
+def test_a_run_that_does_not_record_its_failed_rules_is_not_excused():
+    sc = load("regional-basic")
+    ok, why = findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=None)
+    assert not ok and "which of its rules" in why
+    ok, why = findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[])
+    assert not ok and "no failed rule" in why
+    assert findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN]) == (True, "")
+
+
+def test_outcome_names_each_failed_rule_under_its_invariant():
+    checks = _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"], unknown=["liveness"])
+    assert findings.outcome(checks) == {"failed": ["flip_bounds", "exactly_once_output"],
+                                        "failed_rules": [CHAIN, "exactly_once_output.no_duplicate_commit"],
+                                        "unknown": ["liveness"]}
+
+
+@pytest.mark.parametrize("finding", findings.FINDINGS, ids=lambda f: f.id)
+def test_every_declared_rule_is_a_rule_of_its_suite(finding):
+    from regionchaos.validate import load_suites
+
+    known = {f"{s.name}.{r.name}" for s in load_suites() for r in s.rules}
+    everything = [load(name, overrides=o) for name in ("union-offsets-rescale", "unaligned-recovery-7-2", "smoke")
+                  for o in (None, PR)]
+    declared = {r for sc in everything for r in finding.rules_for(sc)}
+    assert declared and declared <= known, sorted(declared - known)

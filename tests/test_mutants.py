@@ -152,7 +152,7 @@ def test_correct_protocol_on_the_same_schedule_is_valid(judged, case):
 
 @pytest.mark.parametrize("scenario", sorted(FINDINGS))
 def test_finding_fails_for_its_stated_reason(judged, scenario):
-    from regionchaos.findings import allowed_failures
+    from regionchaos.findings import allowed_failures, meets_expectation, outcome
 
     sc = load(scenario)
     assert sc.expect.verdict == "invalid" and sc.expect.invariant in FINDINGS[scenario]
@@ -160,3 +160,7 @@ def test_finding_fails_for_its_stated_reason(judged, scenario):
     result = judged[_run_id(scenario, sc.seed, None, {})]
     assert runner.exit_code(result) == runner.EXIT_INVALID
     assert _failed(result) == FINDINGS[scenario]
+    # and through rules the findings declare, not merely their invariants
+    shows = outcome(result["checks"])
+    assert meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+                             failed_rules=shows["failed_rules"]) == (True, "")

@@ -75,6 +75,8 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
         "mutant": summary.get("mutant"),
         "verdict": summary.get("verdict", "unknown"),
         "failed": failed_invariants(summary),
+        "failed_rules": [f"{c.get('name')}.{r}" for c in summary.get("checks", []) if c.get("success") is False
+                         for r in c.get("failed_rules") or ()],
         "checks": {c.get("name", "?"): c.get("success") for c in summary.get("checks", [])},
         "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
@@ -86,8 +88,8 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
 def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
     """Problems of a nightly run: an empty list means the nightly run passes.
 
-    A run may fail only the invariants of recorded findings that apply to its scenario's
-    settings (``regionchaos.findings``); a finding's own scenario must show it; a run without a
+    A run may fail only the rules of recorded findings that apply to its scenario's settings
+    (``regionchaos.findings``); a finding's own scenario must show it; a run without a
     row (its task failed) or with verdict unknown is a problem either way.
     """
     from regionchaos.findings import meets_expectation
@@ -102,7 +104,8 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
             problems.append(f"{name}: no result (its task failed), run {run_id}")
             continue
         scenario = from_dict(entry["scenario"]) if entry.get("scenario") else load(name)
-        ok, why = meets_expectation(scenario, row.get("verdict"), row.get("failed") or [], row.get("unknown") or [])
+        ok, why = meets_expectation(scenario, row.get("verdict"), row.get("failed") or [], row.get("unknown") or [],
+                                    failed_rules=row.get("failed_rules"))
         if not ok:
             problems.append(f"{name}: {row.get('verdict')}, {why}; replay: {row.get('replay')}")
     return problems
