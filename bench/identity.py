@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from regionchaos import runner  # noqa: E402
 from regionchaos.fastswarm import SWARM_OVERRIDES, emulate_in_memory  # noqa: E402
+from regionchaos.scenario import MUTANTS as MUTANT_NAMES  # noqa: E402
 from regionchaos.scenario import catalogue, load  # noqa: E402
 from regionchaos.storage.memory import MemoryStore  # noqa: E402
 
@@ -52,11 +53,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="JSON file: run -> fingerprint")
     ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per scenario (default %(default)s)")
+    ap.add_argument("--all-mutants", action="store_true",
+                    help="every mutant of regionchaos.scenario.MUTANTS, not only the three above (1,224 runs)")
     args = ap.parse_args()
+    mutants = (None, *sorted(MUTANT_NAMES)) if args.all_mutants else MUTANTS
     out = {}
     for name in sorted(n for n in catalogue() if n != "large"):
         for seed in range(1, args.seeds + 1):
-            for mutant in MUTANTS:
+            for mutant in mutants:
                 for overrides in ({}, dict(SWARM_OVERRIDES)):
                     label = f"{name}/{seed}/{mutant}/{bool(overrides)}"
                     scenario = load(name, overrides=overrides, seed=seed)

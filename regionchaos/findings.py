@@ -57,6 +57,12 @@ def _rescaled(sc: Scenario) -> bool:
     return sc.region_enabled_effective and bool(sc.rescale)
 
 
+def _silent_tasks(sc: Scenario) -> bool:
+    """Faults that leave a task without a timely response: a timeout, or a state PUT too slow to ack in time."""
+    f = sc.faults
+    return f.timeout > 0 or f.slow_put > 0 or f.swarm or any(p.kind in ("timeout", "slow_put") for p in f.schedule or ())
+
+
 def _pr(sc: Scenario) -> bool:
     return sc.region_enabled_effective and sc.flink.semantics == "pr"
 
@@ -79,7 +85,8 @@ FINDINGS: tuple[Finding, ...] = (
             lambda sc: _pr(sc) and sc.flink.max_consecutive_failures == 0),
     Finding("F5", ("reachable_global_state.split_assignment_consistent", "reachable_global_state.union_offsets_reachable",
                    "exactly_once_output.commit_within_checkpoint", "exactly_once_output.no_duplicate_commit",
-                   "metadata_well_formed.one_entry_per_operator_subtask", "state_consistency.counter_equals_truth"),
+                   "metadata_well_formed.one_entry_per_operator_subtask", "state_consistency.counter_equals_truth",
+                   "state_consistency.source_ahead_of_counter"),
             "PR: after a rescale a failed subtask falls back to the old parallelism's entry at its index",
             lambda sc: _pr(sc) and bool(sc.rescale)),
     Finding("F6", ("decisions_follow_rules.counter_follows_decisions",),
@@ -88,6 +95,9 @@ FINDINGS: tuple[Finding, ...] = (
             "PR: the consecutive counter is not restored after a JobManager failover",
             lambda sc: _pr(sc) and (sc.faults.jobmanager_failover > 0 or sc.faults.crash_before_metadata > 0
                                     or sc.faults.swarm)),
+    Finding("F8", ("decisions_follow_rules.abort_has_a_reason",),
+            "PR: a silent task lets the whole checkpoint expire instead of failing its region",
+            lambda sc: sc.flink.semantics == "pr" and _silent_tasks(sc)),
 )
 
 

@@ -205,6 +205,17 @@ def force_at_the_highest_counter(store):
         lambda doc: doc["scenario"]["flink"].update({"execution.checkpointing.region.max-consecutive-failures": top})))
 
 
+def force_a_global_below_the_bound(store):
+    """A GLOBAL checkpoint whose counter before it is below max-consecutive-failures, and which is not a
+    bounded job's final one, recorded as forced (section 6's final-checkpoint allowance does not cover it)."""
+    def fn(events):
+        hit = next(e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "GLOBAL"
+                   and e["counter_before"] == 0 and not e["final"] and not e["forced_global"])
+        hit["forced_global"] = True
+        return events
+    H.edit_history(store, fn)
+
+
 def refresh_the_fallback_entries_of_a_regional(store):
     """The metadata of a REGIONAL checkpoint (the history's copy: the cleaner removed its _metadata) with
     every referenced entry made fresh: the failed region holds fresh state."""
@@ -503,6 +514,9 @@ CASES = {
     "channel_state_by_identity": ("redistribution", UNALIGNED, restore_a_longer_channel),
 }
 TAMPERED = sorted(CASES)
+# more cases for rules with an allowance a single case does not reach: case id -> (rule, suite, base, edit)
+MORE = {"forced-below-the-bound": ("forced_exactly_at_bound", "decisions_follow_rules", BASE,
+                                   force_a_global_below_the_bound)}
 
 
 def _case_id(rule: str) -> str:
@@ -521,6 +535,10 @@ def judged(s3_server, spark) -> dict[str, dict]:
     stores = list(bases.values())
     for rule, (_, base, edit) in CASES.items():
         copy = H.copy_run(bases[base], _case_id(rule))
+        edit(copy)
+        stores.append(copy)
+    for case, (_, _, base, edit) in MORE.items():
+        copy = H.copy_run(bases[base], f"{base}-{case}")
         edit(copy)
         stores.append(copy)
     return H.judge(spark, stores)
@@ -556,3 +574,11 @@ def test_tampering_the_raw_artifact_fails_the_rule(judged, rule):
     assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
                                                    for c in result["checks"] if c["success"] is not True]
     assert result["verdict"] == "invalid"
+
+
+@pytest.mark.parametrize("case", sorted(MORE))
+def test_more_tampering_fails_the_rule(judged, case):
+    rule, suite, base, _ = MORE[case]
+    result = judged[f"{base}-{case}"]
+    assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
+                                                   for c in result["checks"] if c["success"] is not True]

@@ -1,0 +1,48 @@
+"""The pre-merged CompletedCheckpoint of FLIP-600: healthy tasks' fresh entries and failed
+regions' references, and what each task is told (PROTOCOL.md sections 3.2 and 4).
+
+In:  the tasks (in the graph's order) and their regions, the checkpoint's failed regions, the acks of the pending
+     checkpoint, each task's fallback (its states in the latest completed checkpoint and that
+     checkpoint's id), and the checkpoint's kind.
+Out: the entries keyed (operator, subtask index) and each task's notification.
+
+Pure: the coordinator decides the kind; this puts the checkpoint together.
+"""
+
+from __future__ import annotations
+
+from .assignment import States
+from .checkpoint import GLOBAL
+from .state import OperatorSubtaskState
+from .topology import Task
+
+# notification kinds
+N_COMPLETE = "complete"
+N_REGIONAL_COMPLETE = "regional-complete"
+N_FALLBACK = "fallback"
+N_ABORTED = "aborted"
+
+
+def merge_entries(tasks: list[Task], regions: dict[Task, int], failed_regions: tuple[int, ...], acks: dict[Task, States],
+                  fallback: dict[Task, tuple[States, int]], kind: str, *, mutant: str | None
+                  ) -> tuple[dict[tuple[str, int], OperatorSubtaskState], dict[Task, str]]:
+    """(entries, notifications). A task of a failed region keeps its fallback states as
+    references to the checkpoint they came from and is told ``fallback`` (it commits nothing);
+    every other task contributes its ack and is told ``complete`` or ``regional-complete``."""
+    failed = set(failed_regions)
+    entries = {}
+    notifications = {}
+    for task in tasks:
+        if regions[task] in failed:
+            if task not in fallback:  # PR after a rescale: no entry at this index in L
+                notifications[task] = N_FALLBACK
+                continue
+            states, ref = fallback[task]
+            states = {op: st.as_reference(ref) for op, st in states.items()}
+            notifications[task] = N_COMPLETE if mutant == "failed-region-commits" else N_FALLBACK
+        else:
+            states = acks[task]
+            notifications[task] = N_COMPLETE if kind == GLOBAL else N_REGIONAL_COMPLETE
+        for op, st in states.items():
+            entries[(op, task[1])] = st
+    return entries, notifications

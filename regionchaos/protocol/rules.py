@@ -1,0 +1,105 @@
+"""The decision rules of a checkpoint with failed regions (PROTOCOL.md 3.4), as the FLIP
+proposes them and as its implementation PR applies them, and the settings they read.
+
+In:  the coordinator's settings, how many regions the job has and which of them failed (the
+     regions of declined or timed-out tasks), whether an earlier checkpoint completed, and
+     the pending checkpoint's forced / final flags.
+Out: the reason checkpoint N is ABORTED, or None when it may complete REGIONAL (the
+     coordinator then still asks the source's coordinator for its region fallback).
+
+Each function checks its rules in the order its source does; the first that fires names the
+abort. Pure: the coordinator owns the counter and the forced flag these rules lead to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# abort reasons (one name per rule of PROTOCOL.md section 3.4)
+R_REGIONAL_OFF = "regional-checkpoints-disabled"
+R_SINGLE_REGION = "single-region"
+R_ALL_FAILED = "all-regions-failed"  # nothing fresh: a REGIONAL checkpoint needs a healthy region (invariant 2)
+R_NO_PREVIOUS = "no-completed-checkpoint"
+R_FAILURE_RATIO = "failure-ratio-exceeded"
+R_FORCED_GLOBAL = "forced-global-failed"
+R_NO_COORDINATOR_FALLBACK = "coordinator-no-region-fallback"
+R_FINAL = "final-checkpoint-must-be-global"
+R_EXPIRED = "checkpoint-expired"  # semantics "pr": a silent task lets the whole checkpoint expire
+
+FLIP, PR = "flip", "pr"  # CoordinatorSettings.semantics
+
+
+@dataclass(frozen=True)
+class CoordinatorSettings:
+    """The coordinator's Flink settings. No defaults here: they live once, in the scenario model.
+
+    ``semantics``: ``flip`` decides as the FLIP-600 proposal (PROTOCOL.md section 3);
+    ``pr`` as its implementation in apache/flink (``RegionalCheckpointHandler``): the forced
+    flag is set after a regional checkpoint completes (so ``max-consecutive-failures = 0``
+    still lets one through) and survives an abort by the failure ratio; the counter and the
+    flag live in memory only (a new JobManager starts from 0); only declines fail a region (a
+    silent task lets the checkpoint expire); no all-regions-failed rule; after a rescale a
+    failed subtask's fallback is its index in the latest checkpoint, at the old parallelism.
+
+    ``timeout_ms`` / ``region_timeout_ms``: the deadlines, in ms after the trigger, of a
+    response that carries its arrival time (``receive_acknowledge(..., at_ms=)``). An ack after
+    the deadline is discarded and its task counts as timed out. The deadline is the region
+    timeout when regional checkpoints are on under ``flip`` and one is set (the dev list's
+    "per-region timeout": the silent task's region is marked failed), else the checkpoint
+    timeout; the PR has no per-region timeout. None: responses carry no time (unit tests of
+    the decision rules)."""
+
+    region_enabled: bool
+    max_failure_ratio: float
+    max_consecutive_failures: int
+    forced_global_policy: str  # "reset-counter" (the FLIP's tier 2) or "keep-forcing"
+    semantics: str = FLIP  # the one default: code and tests that predate the option mean the FLIP
+    timeout_ms: int | None = None
+    region_timeout_ms: int | None = None
+
+    @property
+    def deadline_ms(self) -> int | None:
+        """How long after the trigger an acknowledgement still counts."""
+        if self.region_enabled and self.semantics == FLIP and self.region_timeout_ms is not None:
+            return self.region_timeout_ms
+        return self.timeout_ms
+
+
+def flip_abort_reason(s: CoordinatorSettings, num_regions: int, failed_regions: tuple[int, ...], *,
+                      has_previous: bool, forced: bool, final: bool, mutant: str | None) -> str | None:
+    """PROTOCOL.md 3.4, in order."""
+    if not s.region_enabled:
+        return R_REGIONAL_OFF
+    if num_regions == 1:
+        return R_SINGLE_REGION
+    if len(failed_regions) == num_regions:
+        return R_ALL_FAILED
+    if not has_previous:
+        return R_NO_PREVIOUS
+    if len(failed_regions) / num_regions > s.max_failure_ratio and mutant != "ignore-failure-ratio":
+        return R_FAILURE_RATIO
+    if forced:
+        return R_FORCED_GLOBAL
+    if final and mutant != "regional-final-checkpoint":
+        return R_FINAL
+    return None
+
+
+def pr_abort_reason(s: CoordinatorSettings, num_regions: int, failed_regions: tuple[int, ...], *,
+                    timed_out: bool, has_previous: bool, forced: bool, mutant: str | None) -> str | None:
+    """``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint``, in order. Only declined
+    tasks fail a region there; a task that stays silent lets the checkpoint expire."""
+    if timed_out:
+        return R_EXPIRED
+    # from here on the failed regions are those of declines only: no task timed out
+    if not s.region_enabled:
+        return R_REGIONAL_OFF
+    if num_regions == 1:
+        return R_SINGLE_REGION
+    if len(failed_regions) / num_regions > s.max_failure_ratio and mutant != "ignore-failure-ratio":
+        return R_FAILURE_RATIO  # the forced flag stays set: the next checkpoint is forced again
+    if forced:
+        return R_FORCED_GLOBAL  # tier 2: the coordinator's abort resets counter and flag
+    if not has_previous:
+        return R_NO_PREVIOUS
+    return None
