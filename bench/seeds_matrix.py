@@ -1,5 +1,5 @@
 """Every catalogue scenario, 20 seeds each, on the correct protocol under one policy: a run may
-fail only the invariants of recorded findings that apply to its settings
+fail only the rules of recorded findings that apply to its settings
 (`regionchaos.findings`), and a finding's own scenario must show it on its own seed.
 
     .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/seeds_matrix.md
@@ -67,7 +67,7 @@ _RUN_ID = re.compile(r"^(?P<scenario>.+)-s(?P<seed>\d+)-")
 
 def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict | None = None) -> tuple[str, bool]:
     """One markdown row for a scenario's judged seeds, and whether it is off its expectation:
-    every failure must be a declared finding's invariant (`regionchaos.findings`) under the
+    every failure must be a declared finding's rule (`regionchaos.findings`) under the
     settings the seed ran with, and a scenario marked ``expect: invalid`` must fail its own."""
     sc = load(name, overrides=overrides)
     off = [(r, why) for r in runs
@@ -76,7 +76,8 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
                                              must_show=int(r["seed"]) == sc.seed)]
            if not ok]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
-    failed = sorted({inv for r in runs for inv in r["failed"]})
+    # the failed rules (invariant.rule) where the records have them, else the failed invariants
+    failed = sorted({name for r in runs for name in (r["failed_rules"] if "failed_rules" in r else r["failed"])})
     detail = "; ".join(f"seed {r['seed']}: {why}" for r, why in off[:5])
     seeds = sorted(r["seed"] for r in runs)
     span = f"{seeds[0]}-{seeds[-1]}" if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) else ",".join(map(str, seeds))
@@ -92,7 +93,7 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
 
 
 def print_table(rows: list[str]) -> None:
-    print("| scenario | expected | seeds | valid | invalid | unknown | failed invariants | result | wall s |")
+    print("| scenario | expected | seeds | valid | invalid | unknown | failed rules | result | wall s |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 

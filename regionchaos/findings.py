@@ -95,9 +95,9 @@ FINDINGS: tuple[Finding, ...] = (
             "PR: the consecutive counter is not restored after a JobManager failover",
             lambda sc: _pr(sc) and (sc.faults.jobmanager_failover > 0 or sc.faults.crash_before_metadata > 0
                                     or sc.faults.swarm)),
-    Finding("F8", ("decisions_follow_rules.abort_has_a_reason",),
+    Finding("F8", ("decisions_follow_rules.silent_task_fails_its_region",),
             "PR: a silent task lets the whole checkpoint expire instead of failing its region",
-            lambda sc: sc.flink.semantics == "pr" and _silent_tasks(sc)),
+            lambda sc: _pr(sc) and _silent_tasks(sc)),
 )
 
 

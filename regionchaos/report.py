@@ -366,9 +366,9 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
     if expect.get("verdict") == "invalid":
         parts.append(f"<p class='note'>This scenario is a FINDING, expected invalid for <b>{_e(expect.get('invariant'))}</b>: "
                      f"{_e(expect.get('why'))}</p>")
-    failed_names = {c["name"] for c in failed}
+    failed_rules = {f"{c['name']}.{r}" for c in failed for r in c.get("failed_rules") or ()}
     for f in summary.get("findings") or []:
-        shown = sorted(failed_names & set(f.get("invariants", [])))
+        shown = sorted(failed_rules & set(f.get("rules", [])))  # a finding explains rules, not whole invariants
         parts.append(f"<p class='note finding'>Finding <b>{_e(f.get('id'))}</b> applies to these settings: "
                      f"{_e(f.get('title'))}" + (f"; it explains <b>{_e(', '.join(shown))}</b>" if shown else "")
                      + " (FINDINGS.md)</p>")

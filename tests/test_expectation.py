@@ -101,3 +101,17 @@ def test_every_declared_rule_is_a_rule_of_its_suite(finding):
                   for o in (None, PR)]
     declared = {r for sc in everything for r in finding.rules_for(sc)}
     assert declared and declared <= known, sorted(declared - known)
+
+
+def test_the_report_says_which_failed_rules_each_finding_explains():
+    """Two findings allow the same invariant; the report credits each only with the rules it names."""
+    import re
+
+    from regionchaos.report import build_report
+
+    sc = load("smoke", overrides=PR)
+    checks = _checks(failed=["decisions_follow_rules.silent_task_fails_its_region"])
+    summary = {"run_id": "r", "verdict": "invalid", "checks": checks, **_expectation(sc, None, "invalid", checks)}
+    notes = dict(re.findall(r"<p class='note finding'>Finding <b>(F\d)</b>(.*?)</p>", build_report(summary, None)))
+    assert "silent_task_fails_its_region" in notes["F8"]
+    assert "explains" not in notes["F6"]  # F6 applies here too, but its rule did not fail

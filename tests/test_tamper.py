@@ -79,6 +79,16 @@ def misspell_an_abort_status(store):
     H.edit_history(store, fn)
 
 
+def expire_an_aborted_checkpoint(store):
+    """The first ABORTED decision of the history now says its checkpoint expired (Flink's plain timeout),
+    with regional checkpoints on."""
+    def fn(events):
+        hit = next(e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED")
+        hit["reason"] = "checkpoint-expired"
+        return events
+    H.edit_history(store, fn)
+
+
 def drop_abort_reasons(store):
     def fn(events):
         hits = [e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED"]
@@ -475,6 +485,7 @@ CASES = {
     "counter_equals_truth": ("state_consistency", BASE, shift_counter_sum),
     "abort_has_a_reason": ("decisions_follow_rules", BASE, drop_abort_reasons),
     "decision_status_known": ("decisions_follow_rules", BASE, misspell_an_abort_status),
+    "silent_task_fails_its_region": ("decisions_follow_rules", BASE, expire_an_aborted_checkpoint),
     "consecutive_regional_within_bound": ("flip_bounds", BASE, lower_the_regional_bound),
     "aborted_leave_nothing": ("storage_safety", BASE, leave_an_object_of_an_aborted_checkpoint),
     "commits_only_on_completion": ("notifications", BASE, commit_upon_an_unknown_checkpoint),

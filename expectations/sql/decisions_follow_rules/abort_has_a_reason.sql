@@ -1,5 +1,7 @@
 -- Every ABORTED checkpoint had a failure (a declined or timed-out subtask), and its recorded reason holds
--- for that checkpoint (an abort without a rule of PROTOCOL.md 3.4 behind it is a wrong decision).
+-- for that checkpoint (an abort without a rule of PROTOCOL.md 3.4 behind it is a wrong decision). Flink's
+-- checkpoint timeout ('checkpoint-expired') holds when a subtask timed out; whether it may end a checkpoint
+-- with regional checkpoints on is silent_task_fails_its_region's question.
 WITH prior AS (
   SELECT a.run_id, a.checkpoint_id, count(b.checkpoint_id) AS n
   FROM rc_checkpoints a LEFT JOIN rc_checkpoints b
@@ -24,4 +26,5 @@ WHERE c.status = 'ABORTED'
             WHEN 'forced-global-failed' THEN c.forced_global
             WHEN 'coordinator-no-region-fallback' THEN NOT r.coordinator_fallback
             WHEN 'final-checkpoint-must-be-global' THEN c.final
+            WHEN 'checkpoint-expired' THEN c.timed_out_count > 0
             ELSE false END, false))
