@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="re-run one swarm seed as a deep run and compare with the swarm",
                        epilog=EPILOG + "; a deep run that disagrees with the swarm (verdict, failed invariants "
-                                       "or stats) exits 3")
+                                       "or rules, or stats) exits 3")
     p.add_argument("swarm_id", metavar="SWARM_ID", help="the swarm's id (printed by `regionchaos swarm`; its "
                    "summary is read from --s3-endpoint, or from LOCAL_DIR/swarms/SWARM_ID/ without one)")
     p.add_argument("--seed", type=int, required=True, help="the swarm seed to replay")
@@ -255,7 +255,7 @@ def cmd_replay(args, console: Console) -> int:
         for line in diffs:
             console.print(f"  {escape(line)}", highlight=False)
         return runner.EXIT_UNKNOWN
-    console.print(f"same verdict, failed invariants and stats as swarm {escape(args.swarm_id)} seed {args.seed}",
+    console.print(f"same verdict, failed invariants, rules and stats as swarm {escape(args.swarm_id)} seed {args.seed}",
                   highlight=False)
     return runner.exit_code(summary)
 

@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from . import runner
+from .findings import outcome
 from .scenario import ScenarioError, load
 from .storage.s3 import ObjectStore, StorageConfig
 
@@ -54,15 +55,17 @@ def swarm_seed(swarm: dict, seed: int) -> dict:
 
 def differences(swarm_run: dict, deep: dict) -> list[str]:
     """How the deep run's summary differs from the swarm's record of the same seed: verdict,
-    failed and unknown invariants, and each protocol stat the swarm recorded."""
-    checks = deep.get("checks", [])
-    deep_failed = sorted(c["name"] for c in checks if c.get("success") is False)
-    deep_unknown = sorted(c["name"] for c in checks if c.get("success") is None)
+    failed and unknown invariants, failed rules (when the swarm recorded them), and each
+    protocol stat the swarm recorded."""
+    shows = outcome(deep.get("checks", []))
+    deep_failed, deep_unknown = sorted(shows["failed"]), sorted(shows["unknown"])
     out = []
     if deep.get("verdict") != swarm_run.get("verdict"):
         out.append(f"verdict: swarm {swarm_run.get('verdict')}, deep run {deep.get('verdict')}")
     if deep_failed != sorted(swarm_run.get("failed") or []):
         out.append(f"failed invariants: swarm {sorted(swarm_run.get('failed') or [])}, deep run {deep_failed}")
+    if "failed_rules" in swarm_run and sorted(shows["failed_rules"]) != sorted(swarm_run["failed_rules"]):
+        out.append(f"failed rules: swarm {sorted(swarm_run['failed_rules'])}, deep run {sorted(shows['failed_rules'])}")
     if deep_unknown != sorted(swarm_run.get("unknown") or []):
         out.append(f"unknown invariants: swarm {sorted(swarm_run.get('unknown') or [])}, deep run {deep_unknown}")
     stats = swarm_run.get("stats")

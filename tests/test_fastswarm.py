@@ -123,12 +123,13 @@ def test_a_failing_swarm_seed_replays_as_a_deep_run_with_the_same_verdict_and_st
 
 
 def test_replay_reports_a_disagreement_and_bad_input(mutant_swarm, s3_server, tmp_path, capsys):
-    """A swarm record that disagrees with the deep run (its stats edited) gives exit 3 naming the
-    stat; a seed the swarm did not run and an unknown swarm id are bad input (exit 2)."""
+    """A swarm record that disagrees with the deep run (a stat and its failed rules edited) gives
+    exit 3 naming both; a seed the swarm did not run and an unknown swarm id are bad input (exit 2)."""
     _, result, _ = mutant_swarm
     edited = json.loads(json.dumps(result))
     seed = edited["runs"][0]["seed"]
     edited["runs"][0]["stats"]["triggered"] += 1
+    edited["runs"][0]["failed_rules"] = edited["runs"][0]["failed_rules"] + ["liveness.global_after_faults"]
     edited_id = "edited-" + result["swarm_id"]
     ObjectStore(s3_server.config, f"swarms/{edited_id}").put("summary.json", json.dumps(edited).encode())
     where = ["--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket,
@@ -137,6 +138,7 @@ def test_replay_reports_a_disagreement_and_bad_input(mutant_swarm, s3_server, tm
     out = capsys.readouterr().out
     assert code == 3, out
     assert "stats.triggered" in out and "disagrees" in out
+    assert "failed rules: swarm" in out and "liveness.global_after_faults" in out
     assert main(["replay", result["swarm_id"], "--seed", "999", *where]) == 2
     assert "seed 999 is not in swarm" in capsys.readouterr().out
     assert main(["replay", "no-such-swarm", "--seed", "1", *where]) == 2
