@@ -7,11 +7,12 @@
 The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
 arguments...), enumerated in a virtualenv of its own (``bench/.mutmut-venv``, made on the first
 run). The test command is the swarm: a fixed budget of seeds over the catalogue (every scenario
-but ``large``, seeds 1..``--seeds``, each seed with the swarm's own fault mix), emulated with the
+but ``large``, seeds 1..``--seeds``, each seed with the swarm's own fault mix, except a scenario
+that pins its fault schedule, which runs as written), emulated with the
 mutated code and judged by the same GX suites, one seed a failure when its verdict is not what
 the scenario expects (`regionchaos.findings.meets_expectation`, as the swarm decides "failing").
 A mutant is **killed** when the swarm fails on it: a seed raises (unknown), runs past the time
-limit, or fails an invariant no finding declares for its settings. The unmutated code must pass
+limit, or fails a rule no finding declares for its settings. The unmutated code must pass
 the same swarm, or the score means nothing (exit 3).
 
 How it runs in minutes rather than hours (mutmut's own runner would start Spark and GX per
@@ -132,7 +133,7 @@ def _emulate_budget(runs: list[tuple[str, int]]):
     for name, seed in runs:
         if name not in contexts:
             data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
-            contexts[name] = fastswarm.SwarmContext(name, data, dict(fastswarm.SWARM_OVERRIDES), None, config, "m")
+            contexts[name] = fastswarm.SwarmContext(name, data, budget_overrides(name), None, config, "m")
         record, rows, _ = fastswarm.emulate_seed_tables(contexts[name], seed)
         yield name, seed, record, rows
 
@@ -253,11 +254,23 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
 
 
 @functools.lru_cache(maxsize=None)
-def _scenario(name: str, seed: int):
+def budget_overrides(name: str) -> dict:
+    """The swarm's fault mix for every catalogue scenario but those that pin their schedule (a
+    finding's shortest schedule is the scenario: a drawn mix would replace it, and the scenario
+    model refuses the two together)."""
+    import yaml
+
     from regionchaos import fastswarm
+
+    data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
+    return {} if (data.get("faults") or {}).get("schedule") else dict(fastswarm.SWARM_OVERRIDES)
+
+
+@functools.lru_cache(maxsize=None)
+def _scenario(name: str, seed: int):
     from regionchaos.scenario import load
 
-    return load(name, overrides={**fastswarm.SWARM_OVERRIDES, "seed": seed})
+    return load(name, overrides={**budget_overrides(name), "seed": seed})
 
 
 def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
@@ -371,15 +384,15 @@ def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[
             why = r["by"]
             how["not Python (syntax error; not counted)" if why == "does not import" else
                 "emulation raised (the seed is unknown)" if why.startswith("emulate failed") else
-                "timeout" if why == "timeout" else "an invariant no finding declares failed" if why.startswith("failed")
+                "timeout" if why == "timeout" else "a rule no finding declares failed" if why.startswith("failed")
                 else "unknown invariant" if why.startswith("unknown") else why] += 1
     lines = [
         "# Mutation score: the whole pipeline against mutmut's mutants of `regionchaos/protocol/`", "",
         f"Command: `.venv/bin/python {result['command']}`", "",
         f"Mutator: {result['mutator']} (its mutation engine, run in `bench/.mutmut-venv`). Test command: the swarm "
         f"over the catalogue, {result['budget']['runs']} runs ({len(result['budget']['scenarios'])} scenarios x "
-        f"seeds 1-{result['budget']['seeds']}, each seed with the swarm's fault mix), judged by the GX suites; "
-        "a mutant is killed when any run is not as its scenario expects (unknown, or an invariant failed that "
+        f"seeds 1-{result['budget']['seeds']}, each seed with the swarm's fault mix, a scenario that pins its schedule as written), judged by the GX suites; "
+        "a mutant is killed when any run is not as its scenario expects (unknown, or a rule failed that "
         "no finding declares for its settings). The unmutated code passes the same swarm: "
         f"{'yes' if not result['baseline']['failing'] else 'NO: ' + json.dumps(result['baseline']['failing'])}.", "",
         f"**Score: {result['killed']} of {result['killed'] + result['survived']} mutants killed = "
@@ -400,7 +413,7 @@ def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[
     lines += [f"- {why}: {n}" for why, n in how.most_common()]
     raised = how["emulation raised (the seed is unknown)"] + how["timeout"] + sum(n for k, n in how.items()
                                                                                    if k.startswith("child exit"))
-    checks = how["an invariant no finding declares failed"] + how["unknown invariant"]
+    checks = how["a rule no finding declares failed"] + how["unknown invariant"]
     lines += ["", f"Reading it: {raised} of the {result['killed']} kills are the emulation raising or hanging. "
               "The swarm reports such a seed as unknown (exit 3), so the tool notices, but no check is tested by them. "
               f"The checks themselves (an invariant failed, or could not be judged) killed {checks}: {checks} of the {checks + result['survived']} mutants that "
@@ -569,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
         "command": "bench/mutation_score.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "mutator": MUTMUT, "files": [str(f.relative_to(ROOT)) for f in files],
         "budget": {"scenarios": sorted({s for s, _ in runs}), "seeds": args.seeds, "runs": len(runs),
-                   "overrides": {"faults.swarm": True}},
+                   "overrides": {"faults.swarm": True},
+                   "pinned_schedules": sorted({s for s, _ in runs if not budget_overrides(s)})},
         "baseline": {"emulate_seconds": base_seconds, "failing": base_fail},
         "mutants": len(rows), "stillborn": stillborn, "not_judged": not_judged, "killed": killed,
         "survived": sum(r["status"] == "survived" for r in rows),
