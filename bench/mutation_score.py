@@ -37,6 +37,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -418,14 +419,21 @@ def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[
               "The swarm reports such a seed as unknown (exit 3), so the tool notices, but no check is tested by them. "
               f"The checks themselves (an invariant failed, or could not be judged) killed {checks}: {checks} of the {checks + result['survived']} mutants that "
               f"ran to the end ({100 * checks / max(1, checks + result['survived']):.1f} %)."]
-    caught = Counter()
+    caught, by_rule = Counter(), Counter()
     for r in res:
         if r["status"] == "killed" and r["by"].startswith("failed "):
-            for inv in r["by"][len("failed "):].replace(", which no finding declares", "").split(", "):
+            # "failed A, B, which no finding declares" or "failed inv.rule, ..., a rule no finding declares (...)"
+            names = re.split(r", (?:which|a rule) no finding declares", r["by"][len("failed "):])[0].split(", ")
+            for inv in dict.fromkeys(n.split(".", 1)[0] for n in names):
                 caught[inv] += 1
+            by_rule.update(n for n in names if "." in n)
     if caught:
         lines += ["", "Invariants that killed mutants (first failing run of each):", ""]
         lines += [f"- `{inv}`: {n}" for inv, n in caught.most_common()]
+    if by_rule:
+        lines += ["", "Of those, killed through a rule of an invariant a finding allows (the finding names other "
+                  "rules; before allowances were per rule these survived):", ""]
+        lines += [f"- `{rule}`: {n}" for rule, n in by_rule.most_common()]
     surv = [r for r in res if r["status"] == "survived"]
     for r in surv:
         r.setdefault("function", enclosing_function(ROOT / r["file"], r["line_number"]))
