@@ -11,7 +11,7 @@ Out: `allowed_rules(scenario)` / `allowed_failures(scenario)`: the rules (and th
 
 A finding is the protocol as proposed (or as implemented) breaking its own claim; the check
 stays as it is, and only the rules the finding names may fail. Everything else must hold. The
-allowance is per rule, not per invariant: `decisions_follow_rules` has eight rules, and a
+allowance is per rule, not per invariant: `decisions_follow_rules` has nine rules, and a
 finding that breaks one of them (F6: the counter after a forced checkpoint's abort) must not
 excuse a wrong decision caught by another.
 """
