@@ -431,8 +431,10 @@ def render_md(result: dict, notes: dict[str, str] | None = None, executed: dict[
         lines += ["", "Invariants that killed mutants (first failing run of each):", ""]
         lines += [f"- `{inv}`: {n}" for inv, n in caught.most_common()]
     if by_rule:
-        lines += ["", "Of those, killed through a rule of an invariant a finding allows (the finding names other "
-                  "rules; before allowances were per rule these survived):", ""]
+        n_rule = sum(1 for r in res if r["status"] == "killed" and "a rule no finding declares" in (r["by"] or ""))
+        lines += ["", f"Of those, {n_rule} mutants were killed through a rule of an invariant a finding allows (the "
+                  "finding names other rules; before allowances were per rule these survived). Mutants per rule "
+                  "(a mutant may fail several):", ""]
         lines += [f"- `{rule}`: {n}" for rule, n in by_rule.most_common()]
     surv = [r for r in res if r["status"] == "survived"]
     for r in surv:
