@@ -30,7 +30,7 @@ from rich.progress import Progress
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from regionchaos.findings import allowed_failures, meets_expectation  # noqa: E402
+from regionchaos.findings import allowed_failures, meets_expectation, outcome  # noqa: E402
 from regionchaos.scenario import catalogue, load  # noqa: E402
 
 EXIT = {0: "valid", 1: "invalid", 2: "bad input", 3: "unknown"}
@@ -53,8 +53,7 @@ def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
            "verdict": summary.get("verdict") or EXIT.get(proc.returncode, f"exit {proc.returncode}"),
            "failed_invariants": sorted(c["name"] for c in checks if c.get("success") is False),
            "unknown_invariants": sorted(c["name"] for c in checks if c.get("success") is None),
-           "failed_rules": sorted(f"{c['name']}.{r}" for c in checks if c.get("success") is False
-                                  for r in c.get("failed_rules") or ()),
+           "failed_rules": sorted(outcome(checks)["failed_rules"]),
            "wall_s": round(wall, 1), "command": " ".join(["regionchaos", *cmd[3:]]),
            "stderr_tail": proc.stderr.strip().splitlines()[-3:] if proc.returncode not in (0, 1) else []}
     return judge(row)

@@ -80,10 +80,11 @@ def misspell_an_abort_status(store):
 
 
 def expire_an_aborted_checkpoint(store):
-    """The first ABORTED decision of the history now says its checkpoint expired (Flink's plain timeout),
-    with regional checkpoints on."""
+    """The first ABORTED decision of the history, one no subtask timed out of, now says its checkpoint
+    expired (Flink's plain timeout), with regional checkpoints on."""
     def fn(events):
         hit = next(e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED")
+        assert not hit["timed_out"], "the base run's first abort had a timed-out subtask"
         hit["reason"] = "checkpoint-expired"
         return events
     H.edit_history(store, fn)
@@ -527,7 +528,10 @@ CASES = {
 TAMPERED = sorted(CASES)
 # more cases for rules with an allowance a single case does not reach: case id -> (rule, suite, base, edit)
 MORE = {"forced-below-the-bound": ("forced_exactly_at_bound", "decisions_follow_rules", BASE,
-                                   force_a_global_below_the_bound)}
+                                   force_a_global_below_the_bound),
+        # abort_has_a_reason accepts checkpoint-expired only when a subtask timed out
+        "expired-without-a-silent-task": ("abort_has_a_reason", "decisions_follow_rules", BASE,
+                                          expire_an_aborted_checkpoint)}
 
 
 def _case_id(rule: str) -> str:

@@ -67,6 +67,8 @@ def nightly_key(row: dict[str, Any]) -> str | None:
 def result_row(summary: dict[str, Any]) -> dict[str, Any]:
     """The compact row of one run: what the summary tasks and the UI list show (``checks``:
     invariant -> True passed, False failed, None no result)."""
+    from regionchaos.findings import outcome
+
     run_id = summary.get("run_id", "")
     return {
         "run_id": run_id,
@@ -75,8 +77,7 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
         "mutant": summary.get("mutant"),
         "verdict": summary.get("verdict", "unknown"),
         "failed": failed_invariants(summary),
-        "failed_rules": [f"{c.get('name')}.{r}" for c in summary.get("checks", []) if c.get("success") is False
-                         for r in c.get("failed_rules") or ()],
+        "failed_rules": outcome(summary.get("checks", []))["failed_rules"],
         "checks": {c.get("name", "?"): c.get("success") for c in summary.get("checks", [])},
         "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
