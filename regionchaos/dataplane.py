@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import numpy as np
 
 from . import history
-from .emulator import Batch, object_key
+from .emulator import Batch
+from .task_side import object_key
 from .history import Kind, dumps
 from .protocol.checkpoint import CompletedCheckpoint
 from .scenario import Scenario

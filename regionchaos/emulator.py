@@ -9,8 +9,9 @@ Out: a :class:`RunResult` with the history (one event per protocol step) and
 The rooms around it: the job itself (source, operators, two-phase-commit sink) is
 `regionchaos.workload.dataflow`; failures and the restarts they cause (region and global failovers,
 rescales, JobManager lives) are `regionchaos.failover`; the faults are drawn by `regionchaos.nemesis`;
-events are `regionchaos.history`'s. This module runs the attempts: triggers, the task side's responses,
-the coordinator's decisions and notifications, and what goes to storage.
+events are `regionchaos.history`'s; each subtask's response to a trigger and to a notification is
+`regionchaos.task_side`'s. This module runs the attempts: triggers, the coordinator's decisions and
+notifications, and what goes to storage.
 """
 
 from __future__ import annotations
@@ -26,16 +27,15 @@ from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import (
     ABORTED,
-    N_COMPLETE,
-    N_REGIONAL_COMPLETE,
     CheckpointCoordinator,
     CheckpointOutcome,
     CoordinatorSettings,
 )
 from .protocol.enumerator import SplitEnumerator
 from .protocol.store import CompletedCheckpointStore
-from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex, Task
+from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
 from .scenario import Partitioning, Scenario
+from .task_side import notify, respond
 from .workload.dataflow import OPERATOR_MODES, PROCESS, PROCESS_OPERATORS, SOURCE, SOURCE_OPERATORS, Dataflow
 
 MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
@@ -51,14 +51,6 @@ def job_graph(scenario: Scenario, parallelism: int | None = None) -> JobGraph:
         pipelined=t.exchange.value == "pipelined",
     )
     return JobGraph((JobVertex(SOURCE, p, SOURCE_OPERATORS), JobVertex(PROCESS, p, PROCESS_OPERATORS)), (edge,))
-
-
-def object_key(checkpoint_id: int, task: Task, taskmanagers: int, file_merging: bool) -> str:
-    """Where a task's snapshot for a checkpoint lives (FLIP-306 file merging:
-    one physical file per TaskManager and checkpoint)."""
-    if file_merging:
-        return f"checkpoints/chk-{checkpoint_id}/tm-{task[1] % taskmanagers}.state"
-    return f"checkpoints/chk-{checkpoint_id}/{task[0]}-{task[1]}.state"
 
 
 class Persistence(Protocol):
@@ -277,37 +269,7 @@ class Emulation:
         self.log(Kind.CHECKPOINT_TRIGGERED, checkpoint_id=cid, forced_global=pending.forced_global,
                  final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
                  counter=coord.consecutive_regional)
-        merging = self.sc.flink.file_merging
-        written: set[str] = set()  # objects holding this checkpoint's snapshots
-        timeout = self.sc.flink.timeout_ms
-        expected = sorted(pending.expected)
-        limit = min(timeout, self.settings.deadline_ms or timeout) if faults.healing else timeout
-        upload = self.nemesis.upload_times(self.attempt, expected, limit)
-        responses = []  # the task side's own record: [vertex, subtask, response, at_ms, upload_ms, reason]
-        for task in expected:
-            tm = task[1] % self.tms
-            lat = upload[task]
-            if task in faults.declines:
-                responses.append([task[0], task[1], "decline", lat, None, faults.declines[task]])
-                coord.receive_decline(pending, task, faults.declines[task])
-                continue
-            if tm in faults.put_failures and merging:
-                self.batch.put_failures.add((cid, tm))
-                reason = "CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED"
-                responses.append([task[0], task[1], "decline", lat, None, reason])
-                coord.receive_decline(pending, task, reason)
-                continue
-            key = object_key(cid, task, self.tms, merging)
-            states = self.flow.snapshot(cid, task, key, task[1] % self.tms, self.batch.state_rows)
-            written.add(key)
-            slow = tm in faults.slow_puts and merging
-            if (slow or task in faults.timeouts) and tm in faults.slow_puts:
-                self.batch.slow_puts.add((cid, tm))
-            # a silent task's ack, and a slow PUT's, arrive after the checkpoint timeout
-            done = timeout + 1 + lat if slow else lat
-            at = timeout + 1 + lat if task in faults.timeouts or slow else lat
-            responses.append([task[0], task[1], "ack", at, done, None])
-            coord.receive_acknowledge(pending, task, states, at_ms=at)
+        responses, written = respond(self, pending, faults)
         self.log(Kind.TASK_RESPONSES, checkpoint_id=cid, tasks=responses)
         outcome = coord.complete_pending_checkpoint(pending)
         if faults.crash_before_metadata:
@@ -331,7 +293,7 @@ class Emulation:
         if outcome.objects_to_delete or outcome.subsumed:
             self.batch.steps.append({"op": "delete", "checkpoint_id": cid, "keys": sorted(outcome.objects_to_delete),
                                      "subsumed": list(outcome.subsumed)})
-        self._notify(outcome)
+        notify(self, outcome, self._no_more_splits)
         return outcome
 
     def _log_outcome(self, o: CheckpointOutcome, faults: AttemptFaults, persisted: bool = True) -> None:
@@ -355,39 +317,6 @@ class Emulation:
         if o.checkpoint is not None:
             self.log(Kind.CHECKPOINT_COMPLETED, checkpoint_id=o.checkpoint_id, type=o.status,
                      metadata=o.checkpoint.to_json())
-
-    def _notify(self, outcome: CheckpointOutcome) -> None:
-        """notifyCheckpointComplete / regional-complete / fallback / aborted."""
-        if not outcome.completed:
-            return
-        cid = outcome.checkpoint_id
-        txns = []
-        for task, kind in outcome.notifications.items():
-            if task[0] != PROCESS or kind not in (N_COMPLETE, N_REGIONAL_COMPLETE):
-                continue
-            txns += self.flow.notified(task[1], self.coordinator.regions[task], cid, self.attempt)
-        if txns:
-            self.batch.steps.append({"op": "commit", "checkpoint_id": cid, "txns": txns})
-        if outcome.final:
-            self.stats["finished"] = True
-            self.log(Kind.JOB_FINISHED, checkpoint_id=cid, type=outcome.status)
-        elif outcome.status == "GLOBAL":
-            self._finish_tasks(outcome)
-
-    def _finish_tasks(self, outcome: CheckpointOutcome) -> None:
-        """FLIP-147: a task finishes after notifyCheckpointComplete of a
-        checkpoint taken after its input ended; the job ends on the final one."""
-        coord = self.coordinator
-        if self.flow.length is None or not self._no_more_splits():
-            return
-        for sub in list(self.flow.owned):
-            task = (SOURCE, sub)
-            if task in coord.finished:
-                continue
-            if self.flow.source_done(sub):
-                states = outcome.checkpoint.operator_states
-                coord.task_finished(task, {op: states[(op, sub)] for op in SOURCE_OPERATORS})
-                self.log(Kind.TASK_FINISHED, vertex=SOURCE, subtask=sub, checkpoint_id=outcome.checkpoint_id)
 
     def flush_batch(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id

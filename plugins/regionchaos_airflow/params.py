@@ -72,22 +72,23 @@ def mutant_choices() -> list[str]:
     return ["none", *MUTANTS]
 
 
+def _optional(kind: str, title: str, description: str, section: str, empty: str = "", **schema: Any) -> Any:
+    """A form field that may stay empty: empty keeps the scenario's value (``empty`` names it)."""
+    from airflow.sdk import Param
+
+    return Param(None, type=["null", kind], title=title, description=f"{description} Empty: the scenario's{empty}.",
+                 section=section, **schema)
+
+
 def manual_params() -> dict[str, Any]:
     """The Params of the manual chaos DAG (title, description and section each)."""
     from airflow.sdk import Param
 
     names = scenario_names()
     fault_params = {
-        name: Param(
-            None,
-            type=["null", "number"],
-            minimum=0.0,
-            maximum=1.0,
-            title=f"Fault: {name.replace('_', ' ')}",
-            description=f"Probability per checkpoint that {Faults.model_fields[name].description}. "
-            "Empty: the scenario's value.",
-            section="Faults",
-        )
+        name: _optional("number", f"Fault: {name.replace('_', ' ')}",
+                        f"Probability per checkpoint that {Faults.model_fields[name].description}.", "Faults", " value",
+                        minimum=0.0, maximum=1.0)
         for name in FAULT_FIELDS
     }
     return {
@@ -99,69 +100,32 @@ def manual_params() -> dict[str, Any]:
             description="Catalogue scenario to run (regionchaos/catalogue/*.yaml).",
             section="Scenario",
         ),
-        "seed": Param(
-            None,
-            type=["null", "integer"],
-            minimum=0,
-            maximum=MAX_FORM_SEED,
-            title="Seed",
-            description="Seed of the fault schedule; the same seed replays the same run. "
-            "Empty: the scenario's seed.",
-            section="Scenario",
-        ),
-        "parallelism": Param(
-            None,
-            type=["null", "integer"],
-            minimum=1,
-            maximum=MAX_PARALLELISM,
-            title="Parallelism (regions)",
-            description="Subtasks per vertex. With forward partitioning every subtask index is "
-            "its own pipeline region, so this is also the number of regions; at least the "
-            "scenario's TaskManagers. Empty: the scenario's.",
-            section="Topology",
-        ),
-        "partitioning": Param(
-            None,
-            type=["null", "string"],
-            enum=[None, "forward", "rebalance"],
-            title="Partitioning",
-            description="source -> process edge: forward (one region per subtask index) or "
-            "rebalance (ALL_TO_ALL: a single region). Empty: the scenario's.",
-            section="Topology",
-        ),
+        "seed": _optional("integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
+                          "Scenario", " seed", minimum=0, maximum=MAX_FORM_SEED),
+        "parallelism": _optional(
+            "integer", "Parallelism (regions)",
+            "Subtasks per vertex. With forward partitioning every subtask index is its own pipeline region, so "
+            "this is also the number of regions; at least the scenario's TaskManagers.", "Topology",
+            minimum=1, maximum=MAX_PARALLELISM),
+        "partitioning": _optional(
+            "string", "Partitioning",
+            "source -> process edge: forward (one region per subtask index) or rebalance (ALL_TO_ALL: a single "
+            "region).", "Topology", enum=[None, "forward", "rebalance"]),
         **fault_params,
-        "max_failure_ratio": Param(
-            None,
-            type=["null", "number"],
-            minimum=0.0,
-            maximum=1.0,
-            title="Max failure ratio",
-            description="execution.checkpointing.region.max-failure-ratio: the largest share of "
-            "failed regions a regional checkpoint may have. Empty: the scenario's.",
-            section="Regional checkpoints",
-        ),
-        "max_consecutive_failures": Param(
-            None,
-            type=["null", "integer"],
-            minimum=0,
-            maximum=10_000,
-            title="Max consecutive failures",
-            description="execution.checkpointing.region.max-consecutive-failures: regional "
-            "checkpoints in a row before a global one is forced. Empty: the scenario's.",
-            section="Regional checkpoints",
-        ),
-        "rescale": Param(
-            None,
-            type=["null", "string"],
-            pattern=RESCALE_PATTERN,
-            maxLength=MAX_RESCALE_TEXT,
-            title="Rescale plan",
-            description="AFTER:PARALLELISM pairs, e.g. 3:2,7:1 (after checkpoint index 3 restore "
-            f"at parallelism 2, after 7 at 1): parallelism 1 to {MAX_PARALLELISM}, checkpoint "
-            "indices increasing and below the scenario's number of checkpoints; 'none' for no "
-            "rescale. Empty: the scenario's plan.",
-            section="Rescale",
-        ),
+        "max_failure_ratio": _optional(
+            "number", "Max failure ratio",
+            "execution.checkpointing.region.max-failure-ratio: the largest share of failed regions a regional "
+            "checkpoint may have.", "Regional checkpoints", minimum=0.0, maximum=1.0),
+        "max_consecutive_failures": _optional(
+            "integer", "Max consecutive failures",
+            "execution.checkpointing.region.max-consecutive-failures: regional checkpoints in a row before a "
+            "global one is forced.", "Regional checkpoints", minimum=0, maximum=10_000),
+        "rescale": _optional(
+            "string", "Rescale plan",
+            "AFTER:PARALLELISM pairs, e.g. 3:2,7:1 (after checkpoint index 3 restore at parallelism 2, after 7 "
+            f"at 1): parallelism 1 to {MAX_PARALLELISM}, checkpoint indices increasing and below the scenario's "
+            "number of checkpoints; 'none' for no rescale.", "Rescale", " plan",
+            pattern=RESCALE_PATTERN, maxLength=MAX_RESCALE_TEXT),
         "mutant": Param(
             "none",
             type="string",

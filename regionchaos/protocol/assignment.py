@@ -28,6 +28,20 @@ def task_states(graph: JobGraph, cp: CompletedCheckpoint, task: Task) -> States 
     return {op: cp.operator_states[(op, sub)] for op in ops}
 
 
+def fallback_table(graph: JobGraph, cp: CompletedCheckpoint, *, gaps_allowed: bool) -> dict[Task, tuple[States, int]]:
+    """What each task falls back to in a regional checkpoint after ``cp`` completed: its entries
+    there and ``cp``'s id. A task with no entry is left out when ``gaps_allowed`` (only the PR's
+    fallback lookup can leave a gap), else that is an error."""
+    table = {}
+    for t in graph.tasks():
+        states = task_states(graph, cp, t)
+        if states is not None:
+            table[t] = (states, cp.checkpoint_id)
+        elif not gaps_allowed:
+            raise KeyError(f"checkpoint {cp.checkpoint_id} has no entry for {t}")
+    return table
+
+
 def source_splits(states_by_task: dict[Task, States], source_vertex: str, source_operator: str) -> dict[int, list]:
     """The splits each source subtask's states hold, by subtask index."""
     return {sub: list(states[source_operator].elements) for (v, sub), states in states_by_task.items()

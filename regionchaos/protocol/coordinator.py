@@ -10,16 +10,16 @@ Out: for each checkpoint a :class:`CheckpointOutcome`: GLOBAL, REGIONAL or
      each task starts from.
 
 The coordinator owns the protocol's state (the counter, the forced flag, the fallback table)
-and the order of events; its rooms hold the rest: the abort rules and the settings they read
-(`rules`), the merged checkpoint's entries and notifications (`merge`), and the state each
-task restores (`assignment`, Flink's StateAssignmentOperation).
+and the order of events; its rooms hold the rest: the abort rules, the counter rules and the
+settings they read (`rules`), the merged checkpoint's entries and notifications (`merge`), and
+the state each task restores (`assignment`, Flink's StateAssignmentOperation).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .assignment import States, assign_all, empty_states, source_splits, task_states, union_lists
+from .assignment import States, assign_all, empty_states, fallback_table, source_splits, union_lists
 from .checkpoint import GLOBAL, REGIONAL, CompletedCheckpoint
 from .enumerator import SplitEnumerator
 from .merge import N_ABORTED, N_COMPLETE, N_FALLBACK, N_REGIONAL_COMPLETE, merge_entries  # noqa: F401 - C.N_...
@@ -36,8 +36,11 @@ from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabular
     R_REGIONAL_OFF,
     R_SINGLE_REGION,
     CoordinatorSettings,
+    after_abort,
+    after_complete,
     flip_abort_reason,
     pr_abort_reason,
+    trigger_forced,
 )
 from .store import CompletedCheckpointStore
 from .topology import JobGraph, Task, pipeline_regions, tasks_to_trigger
@@ -93,6 +96,15 @@ class CheckpointOutcome:
     subsumed: tuple[int, ...] = ()
     objects_to_delete: frozenset[str] = frozenset()
 
+    @classmethod
+    def undecided(cls, pending: PendingCheckpoint, failed_regions: tuple[int, ...], timed_out: tuple[Task, ...],
+                  counter: int) -> CheckpointOutcome:
+        """Checkpoint N before its decision: ABORTED with no reason, the counter unchanged."""
+        return cls(checkpoint_id=pending.checkpoint_id, status=ABORTED, reason=None,
+                   forced_global=pending.forced_global, final=pending.final, failed_regions=failed_regions,
+                   declined=dict(pending.declines), timed_out=timed_out, counter_before=counter,
+                   counter_after=counter)
+
     @property
     def completed(self) -> bool:
         return self.status != ABORTED
@@ -143,13 +155,7 @@ class CheckpointCoordinator:
         return [t for t, r in self.regions.items() if r == region]
 
     def _fallback_from(self, cp: CompletedCheckpoint) -> None:
-        self.fallback = {}
-        for t in self.graph.tasks():
-            states = task_states(self.graph, cp, t)
-            if states is not None:
-                self.fallback[t] = (states, cp.checkpoint_id)
-            elif self.settings.semantics != PR:  # only the PR's fallback lookup can leave a gap
-                raise KeyError(f"checkpoint {cp.checkpoint_id} has no entry for {t}")
+        self.fallback = fallback_table(self.graph, cp, gaps_allowed=self.settings.semantics == PR)
 
     # -- triggering -------------------------------------------------------------------
 
@@ -161,16 +167,9 @@ class CheckpointCoordinator:
         cid = self.next_checkpoint_id
         self.next_checkpoint_id += 1
         running = set(self.graph.tasks()) - set(self.finished)
-        if self.settings.semantics == PR:
-            if self.settings.region_enabled and self.sources_exhausted:
-                self.force_global_next = True  # checkAllSourcesFinishedAndForceGlobal
-            forced = self.settings.region_enabled and self.mutant != "no-forced-global" and self.force_global_next
-        else:
-            forced = (
-                self.settings.region_enabled
-                and self.mutant != "no-forced-global"
-                and self.consecutive_regional >= self.settings.max_consecutive_failures
-            )
+        forced, self.force_global_next = trigger_forced(
+            self.settings, counter=self.consecutive_regional, force_next=self.force_global_next,
+            sources_exhausted=self.sources_exhausted, mutant=self.mutant)
         snapshot = self.enumerator.checkpoint_coordinator() if self.enumerator else None
         pending = PendingCheckpoint(
             checkpoint_id=cid,
@@ -200,19 +199,7 @@ class CheckpointCoordinator:
         timed_out = tuple(sorted(pending.expected - set(pending.acks) - set(pending.declines)))
         failed_tasks = set(pending.declines) | set(timed_out)
         failed_regions = tuple(sorted({self.regions[t] for t in failed_tasks}))
-        before = self.consecutive_regional
-        outcome = CheckpointOutcome(
-            checkpoint_id=pending.checkpoint_id,
-            status=ABORTED,
-            reason=None,
-            forced_global=pending.forced_global,
-            final=pending.final,
-            failed_regions=failed_regions,
-            declined=dict(pending.declines),
-            timed_out=timed_out,
-            counter_before=before,
-            counter_after=before,
-        )
+        outcome = CheckpointOutcome.undecided(pending, failed_regions, timed_out, self.consecutive_regional)
         if not failed_regions:
             return self._complete(pending, outcome, GLOBAL, {})
         has_previous = self.store.latest() is not None
@@ -236,23 +223,16 @@ class CheckpointCoordinator:
         failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
         merged = {t: self.fallback[t][0] for t in failed if t in self.fallback}
         state = self.enumerator.checkpoint_coordinator_for_region_fallback(
-            self._source_splits({**pending.acks, **merged}))
+            source_splits({**pending.acks, **merged}, self.vertex_of[self.source_operator], self.source_operator))
         return state, (R_NO_COORDINATOR_FALLBACK if state is None else None)
-
-    def _source_splits(self, states_by_task: dict[Task, States]) -> dict[int, list]:
-        return source_splits(states_by_task, self.vertex_of[self.source_operator], self.source_operator)
 
     def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str, coord_state: dict):
         entries, notifications = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions, pending.acks,
                                                self.fallback, kind, mutant=self.mutant)
+        self.consecutive_regional, self.force_global_next = after_complete(
+            self.settings, kind, counter=self.consecutive_regional, force_next=self.force_global_next)
         if kind == GLOBAL:
-            self.consecutive_regional = 0
-            self.force_global_next = False
             coord_state = pending.coordinator_snapshot or {}
-        else:
-            self.consecutive_regional += 1
-            if self.consecutive_regional >= self.settings.max_consecutive_failures:
-                self.force_global_next = True  # PR's tier 1: force the NEXT checkpoint
         checkpoint = CompletedCheckpoint(
             checkpoint_id=pending.checkpoint_id,
             checkpoint_type=kind,
@@ -274,11 +254,9 @@ class CheckpointCoordinator:
         return outcome
 
     def _abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str):
-        if self.settings.semantics == PR:
-            if reason == R_FORCED_GLOBAL:  # tier 2 as implemented: counter and flag reset
-                self.consecutive_regional, self.force_global_next = 0, False
-        elif pending.forced_global and self.settings.forced_global_policy == "reset-counter":
-            self.consecutive_regional = 0  # tier 2: a failed forced checkpoint aborts normally, counter reset
+        self.consecutive_regional, self.force_global_next = after_abort(
+            self.settings, reason, forced=pending.forced_global, counter=self.consecutive_regional,
+            force_next=self.force_global_next)
         if self.mutant == "fallback-to-aborted":
             for task, states in pending.acks.items():
                 self.fallback[task] = (states, pending.checkpoint_id)
@@ -330,5 +308,6 @@ class CheckpointCoordinator:
             self._fallback_from(latest)
         if self.enumerator is not None:
             p = self.graph.vertex(self.vertex_of[self.source_operator]).parallelism
-            self.enumerator.reset_to_checkpoint(latest.coordinator_state, self._source_splits(restored), p)
+            splits = source_splits(restored, self.vertex_of[self.source_operator], self.source_operator)
+            self.enumerator.reset_to_checkpoint(latest.coordinator_state, splits, p)
         return restored

@@ -9,11 +9,17 @@ Out: the reason checkpoint N is ABORTED, or None when it may complete REGIONAL (
 
 Each function checks its rules in the order its source does; the first that fires names the
 abort. Pure: the coordinator owns the counter and the forced flag these rules lead to.
+
+The counter rules (tiers 1 and 2 of 3.3 / 3.4) are here too, as functions of the counter and
+the PR's forced flag: whether a trigger is forced, and both values after a completion or an
+abort.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .checkpoint import GLOBAL
 
 # abort reasons (one name per rule of PROTOCOL.md section 3.4)
 R_REGIONAL_OFF = "regional-checkpoints-disabled"
@@ -103,3 +109,39 @@ def pr_abort_reason(s: CoordinatorSettings, num_regions: int, failed_regions: tu
     if not has_previous:
         return R_NO_PREVIOUS
     return None
+
+
+# -- the counter and the forced flag (tiers 1 and 2) ----------------------------------------
+
+
+def trigger_forced(s: CoordinatorSettings, *, counter: int, force_next: bool, sources_exhausted: bool,
+                   mutant: str | None) -> tuple[bool, bool]:
+    """(is the checkpoint being triggered forced global, the PR's forced flag after the trigger).
+    FLIP: forced once the counter reached the bound. PR: forced while its flag is set, which
+    the bound and the end of the sources (``checkAllSourcesFinishedAndForceGlobal``) set."""
+    if s.semantics == PR:
+        force_next = force_next or (s.region_enabled and sources_exhausted)
+        return s.region_enabled and mutant != "no-forced-global" and force_next, force_next
+    forced = s.region_enabled and mutant != "no-forced-global" and counter >= s.max_consecutive_failures
+    return forced, force_next
+
+
+def after_complete(s: CoordinatorSettings, kind: str, *, counter: int, force_next: bool) -> tuple[int, bool]:
+    """(counter, forced flag) after a checkpoint completed as ``kind``: a global one resets both;
+    a regional one counts, and the PR sets its flag at the bound (tier 1: force the NEXT one)."""
+    if kind == GLOBAL:
+        return 0, False
+    counter += 1
+    return counter, force_next or counter >= s.max_consecutive_failures
+
+
+def after_abort(s: CoordinatorSettings, reason: str, *, forced: bool, counter: int,
+                force_next: bool) -> tuple[int, bool]:
+    """(counter, forced flag) after an abort. PR: only its forced-global abort resets both (one
+    aborted by the failure ratio keeps forcing). FLIP tier 2: a failed forced checkpoint aborts
+    normally and, under ``reset-counter``, resets the counter."""
+    if s.semantics == PR:
+        return (0, False) if reason == R_FORCED_GLOBAL else (counter, force_next)
+    if forced and s.forced_global_policy == "reset-counter":
+        return 0, force_next
+    return counter, force_next

@@ -60,6 +60,24 @@ class SplitProgress:
     def snapshot(self) -> tuple:
         return (self.src, self.consumed, self.lost, self.pending)
 
+    def resume_from(self, offset: int) -> None:
+        """The source resumes at ``offset`` where the process side restored another position:
+        the records in between are read again (behind it) or skipped (ahead of it), duplicates
+        or loss that the sink's committed transactions show.
+
+        With unaligned checkpoints the process side first gets its recovered channel state,
+        records [consumed, recovering_until): they reach the counter and the sink's open
+        transaction whatever the source does. Only then do the source's records from the offset
+        arrive: an offset inside or behind the channel's records duplicates them, one past its
+        end skips the records in between."""
+        if self.recovering_until > self.consumed:  # drain the recovered channel state first
+            self.drained = self.drained + ((self.consumed, self.recovering_until),)
+            self.consumed = self.recovering_until
+        if offset > self.consumed:
+            self.lost = self.lost + ((self.consumed, offset),)
+        self.src = self.consumed = self.precommitted = offset
+        self.recovering_until = 0
+
 
 class Dataflow:
     """Splits, who reads them, and how far each got; see the module docstring."""
@@ -238,28 +256,13 @@ class Dataflow:
     def _resume_from_union_offsets(self, splits: list[int], union: tuple) -> None:
         """The source resumes each of its splits from its union list state as the legacy
         FlinkKafkaConsumer does: every entry of the (complete) list is put into a map, the last
-        entry for a split wins. Where that offset is not the one the process side restored, the
-        records in between are read again (behind it) or skipped (ahead of it): duplicates or
-        loss that the sink's committed transactions show.
-
-        With unaligned checkpoints the process side first gets its recovered channel state,
-        records [consumed, recovering_until): they reach the counter and the sink's open
-        transaction whatever the source does. Only then do the source's records from the offset
-        arrive: an offset inside or behind the channel's records duplicates them, one past its
-        end skips the records in between."""
+        entry for a split wins (`SplitProgress.resume_from`)."""
         chosen = {el[1]: el[2] for el in union if el[0] == "offset"}
         for split in splits:
             sp = self.splits.get(split)
             offset = chosen.get(split)
-            if sp is None or offset is None or offset == sp.src:
-                continue
-            if sp.recovering_until > sp.consumed:  # drain the recovered channel state first
-                sp.drained = sp.drained + ((sp.consumed, sp.recovering_until),)
-                sp.consumed = sp.recovering_until
-            if offset > sp.consumed:
-                sp.lost = sp.lost + ((sp.consumed, offset),)
-            sp.src = sp.consumed = sp.precommitted = offset
-            sp.recovering_until = 0
+            if sp is not None and offset is not None and offset != sp.src:
+                sp.resume_from(offset)
 
     def restart_from_scratch(self) -> None:
         """The whole job starts over with no state: every record consumed so far is consumed
