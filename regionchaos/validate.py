@@ -168,13 +168,16 @@ def tuned_session(spark, total_rows: int):
     shuffle partition (see also `prepare_tables`, which puts each table in one partition), and
     no whole-stage code generation: compiling the generated Java of every stage costs more
     than running it on a few thousand rows (measured on `smoke`: the 12 suites as plain SQL
-    in 27 s instead of 41-49 s, bench/validate_cost.md). Always: no level limit on recursive CTEs
+    in 27 s instead of 41-49 s, bench/validate_cost.md), and for the same reason interpreted
+    expressions instead of compiled ones (``codegen.factoryMode``: a warm smoke validation in
+    9.4-9.7 s instead of 11.4-12.3 s, bench/validate_cost.md). Always: no level limit on recursive CTEs
     (``flip_bounds.ref_chain_depth_within_bound`` follows ref chains, only to older checkpoints
     and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100)."""
     conf = {"spark.sql.cteRecursionLevelLimit": "-1"}
     if total_rows < SMALL_TABLES_ROWS:
         conf.update({"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",
-                     "spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false"})
+                     "spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
+                     "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
     old = {key: spark.conf.get(key, None) for key in conf}
     for key, value in conf.items():
         spark.conf.set(key, value)
