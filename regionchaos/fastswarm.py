@@ -251,11 +251,15 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
     return job["parts"]
 
 
-def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
+def read_tables(spark, store: ObjectStore, directory: str | None, total_rows: int | None = None) -> dict:
     """The swarm's tables as Spark DataFrames (`SCHEMAS`). Local master: the parts are
-    downloaded to ``directory`` and read there; else (no directory) the executors read them."""
+    downloaded to ``directory`` and read there; else (no directory) the executors read them,
+    one task per table when the tables are small (``total_rows`` below the validation's
+    small-table threshold), else one task per part."""
     if directory is None:
-        return read_remote_tables(spark, store)
+        from .validate import SMALL_TABLES_ROWS
+
+        return read_remote_tables(spark, store, one_task=total_rows is not None and total_rows < SMALL_TABLES_ROWS)
     keys = store.list_keys("tables/")
     for key, body in store.get_many(keys).items():
         path = os.path.join(directory, key)
@@ -265,10 +269,12 @@ def read_tables(spark, store: ObjectStore, directory: str | None) -> dict:
     return read_local_tables(spark, directory)
 
 
-def read_remote_tables(spark, store: ObjectStore) -> dict:
-    """The tables read by the executors, one task per Parquet part (`_read_parts`), each
-    materialised once in the executors' block stores (``localCheckpoint``: the suites scan a
-    table many times, and must not GET its parts again for every scan)."""
+def read_remote_tables(spark, store: ObjectStore, one_task: bool = False) -> dict:
+    """The tables read by the executors, one task per Parquet part (`_read_parts`), or per table
+    with ``one_task`` (on small tables a task costs more than its rows: 200 smoke seeds read in
+    41 s as 108 tasks on the test's standalone cluster), each materialised once in the executors'
+    block stores (``localCheckpoint``: the suites scan a table many times, and must not GET its
+    parts again for every scan)."""
     from pyspark.sql.types import _parse_datatype_string
 
     keys = store.list_keys("tables/")
@@ -279,7 +285,8 @@ def read_remote_tables(spark, store: ObjectStore) -> dict:
         if not parts:
             out[name] = spark.createDataFrame([], schema)
             continue
-        listing = spark.createDataFrame(spark.sparkContext.parallelize(parts, len(parts)), "key string")
+        listing = spark.createDataFrame(spark.sparkContext.parallelize(parts, 1 if one_task else len(parts)),
+                                        "key string")
         frame = listing.mapInArrow(partial(_read_parts, store.config, store.run_prefix, name), schema)
         out[name] = frame.localCheckpoint(eager=True)
     return out
@@ -421,7 +428,7 @@ def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: 
     """Read the swarm's tables into Spark and judge every seed (timings into ``walls``)."""
     started = time.perf_counter()
     with tables_mod.spill_directory(spark) as directory:
-        tables = read_tables(spark, store, directory)
+        tables = read_tables(spark, store, directory, total_rows)
         walls["read_tables"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
         try:

@@ -16,7 +16,7 @@ import yaml
 from regionchaos import runner
 from regionchaos import tables as tables_mod
 from regionchaos.cli import main
-from regionchaos.fastswarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm
+from regionchaos.fastswarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, read_remote_tables
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.storage.faults import FaultPlan
 from regionchaos.storage.s3 import ObjectStore
@@ -74,6 +74,13 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
     assert "report/index.html" in keys and result["report"].endswith("report/index.html")
     saved = json.loads(store.get("summary.json"))
     assert saved["verdicts"] == result["verdicts"] and saved["verdicts"]["unknown"] == 1
+    # read by the executors (a cluster master): a task per part, or one per table when the
+    # tables are small, read the same rows
+    per_part, per_table = read_remote_tables(spark, store), read_remote_tables(spark, store, one_task=True)
+    for name in ("checkpoints", "entries"):
+        assert (per_part[name].rdd.getNumPartitions(), per_table[name].rdd.getNumPartitions()) == (2, 1)
+        rows = sorted(map(repr, per_part[name].collect()))
+        assert rows and rows == sorted(map(repr, per_table[name].collect()))
 
 
 @pytest.fixture(scope="module")
