@@ -36,7 +36,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from . import runner
 from . import tables as tables_mod
@@ -269,17 +269,19 @@ def read_tables(spark, store: ObjectStore, directory: str | None, total_rows: in
     return read_local_tables(spark, directory)
 
 
-def read_remote_tables(spark, store: ObjectStore, one_task: bool = False) -> dict:
+def read_remote_tables(spark, store: ObjectStore, one_task: bool = False, names: Iterable[str] | None = None) -> dict:
     """The tables read by the executors, one task per Parquet part (`_read_parts`), or per table
     with ``one_task`` (on small tables a task costs more than its rows: 200 smoke seeds read in
     41 s as 108 tasks on the test's standalone cluster), each materialised once in the executors'
     block stores (``localCheckpoint``: the suites scan a table many times, and must not GET its
-    parts again for every scan)."""
+    parts again for every scan). ``names``: only these tables (default: all)."""
     from pyspark.sql.types import _parse_datatype_string
 
     keys = store.list_keys("tables/")
     out = {}
     for name, ddl in tables_mod.SCHEMAS.items():
+        if names is not None and name not in names:
+            continue
         schema = _parse_datatype_string(ddl)
         parts = [(key,) for key in keys if key.startswith(f"tables/{name}/")]
         if not parts:

@@ -76,8 +76,11 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
     assert saved["verdicts"] == result["verdicts"] and saved["verdicts"]["unknown"] == 1
     # read by the executors (a cluster master): a task per part, or one per table when the
     # tables are small, read the same rows
-    per_part, per_table = read_remote_tables(spark, store), read_remote_tables(spark, store, one_task=True)
-    for name in ("checkpoints", "entries"):
+    names = ("checkpoints", "entries")
+    per_part = read_remote_tables(spark, store, names=names)
+    per_table = read_remote_tables(spark, store, one_task=True, names=names)
+    assert sorted(per_part) == sorted(per_table) == sorted(names)
+    for name in names:
         assert (per_part[name].rdd.getNumPartitions(), per_table[name].rdd.getNumPartitions()) == (2, 1)
         rows = sorted(map(repr, per_part[name].collect()))
         assert rows and rows == sorted(map(repr, per_table[name].collect()))
