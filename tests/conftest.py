@@ -4,8 +4,8 @@ scripts/test.sh runs the suite on two pytest-xdist workers (``-n 2 --dist loadfi
 - the controller starts the one S3 server and hands it to the workers
   (tests/conftest_storage.py);
 - the scheduler below keeps each test file on one worker (its module fixtures set up once)
-  and puts every file that uses the `spark` fixture on the SAME worker, first, so there is
-  still one Spark session, started once, and the longest group starts first.
+  and puts every file that uses the `spark` fixture on the SAME worker, so there is still one
+  Spark session, started once; that group is handed out first (it is the largest).
 A plain ``pytest`` (no ``-n``) runs everything in one process, as before.
 
 Every JVM the tests start (the Spark sessions of this process and of the subprocesses, the
