@@ -44,12 +44,9 @@ def uses_spark(path: Path) -> bool:
                for node in ast.walk(tree))
 
 
-def test_file_group(rootpath: Path, nodeid: str) -> str:
+def file_group(rootpath: Path, nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
     return SPARK_GROUP if uses_spark(rootpath / path) else path
-
-
-test_file_group.__test__ = False  # a helper, not a test
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -60,7 +57,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class SparkFilesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return test_file_group(config.rootpath, nodeid)
+            return file_group(config.rootpath, nodeid)
 
     return SparkFilesTogether(config, log)
 
@@ -68,4 +65,4 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist, the Spark files first (the scheduler hands out groups in this order)."""
     if getattr(config.option, "numprocesses", None):
-        items.sort(key=lambda item: test_file_group(config.rootpath, item.nodeid) != SPARK_GROUP)
+        items.sort(key=lambda item: file_group(config.rootpath, item.nodeid) != SPARK_GROUP)

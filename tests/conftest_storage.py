@@ -6,13 +6,12 @@ Out: `s3_server` (a running S3 endpoint, bucket created: ``.config``, ``.endpoin
      `object_store` (an ObjectStore under a fresh ``runs/test-<uuid>/`` prefix in that bucket).
 
 With pytest-xdist (``-n N``, as scripts/test.sh runs the suite) the test session is the
-controller and its workers: the controller starts the one server and hands its endpoint to
+controller and its workers: the controller starts the one server and hands its config to
 every worker (``workerinput``), so all workers share it, as all tests of a plain run do.
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,9 +20,7 @@ import pytest
 
 from regionchaos.storage import EmbeddedS3, ObjectStore, StorageConfig
 
-_SHARED = "regionchaos_s3_endpoint"
-_DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                      "AWS_DEFAULT_REGION": "us-east-1"}
+_SHARED = "regionchaos_s3_config"
 
 
 @dataclass
@@ -65,9 +62,7 @@ def s3_server(request: pytest.FixtureRequest) -> Iterator[EmbeddedS3 | SharedS3]
         with EmbeddedS3() as server:
             yield server
         return
-    if "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_PROFILE" not in os.environ:
-        os.environ.update(_DUMMY_CREDENTIALS)  # moto accepts any; boto3 must sign
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    # the dummy credentials EmbeddedS3 put into the controller's environment came with the worker's
     config = StorageConfig(**shared)
     yield SharedS3(config.endpoint_url, config)
 

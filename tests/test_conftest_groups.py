@@ -4,7 +4,7 @@ one worker runs."""
 
 import pytest
 
-from tests.conftest import SPARK_GROUP, test_file_group, uses_spark
+from tests.conftest import SPARK_GROUP, file_group, uses_spark
 
 
 def test_every_file_whose_tests_use_spark_is_in_the_spark_group(request):
@@ -12,7 +12,7 @@ def test_every_file_whose_tests_use_spark_is_in_the_spark_group(request):
     using = {item.nodeid.split("::")[0] for item in request.session.items if "spark" in item.fixturenames}
     if not using:
         pytest.skip("no collected test uses spark (a subset of the suite)")
-    outside = sorted(path for path in using if test_file_group(root, path) != SPARK_GROUP)
+    outside = sorted(path for path in using if file_group(root, path) != SPARK_GROUP)
     assert outside == [], f"these files use spark but would run on another worker: {outside}"
 
 
@@ -22,5 +22,5 @@ def test_a_file_is_grouped_by_the_fixtures_it_takes(tmp_path):
     plain = tmp_path / "test_b.py"
     plain.write_text("def test_b(tmp_path, sparkle):\n    pass\n")
     assert uses_spark(takes) and not uses_spark(plain)
-    assert test_file_group(tmp_path, "test_a.py::test_x") == SPARK_GROUP
-    assert test_file_group(tmp_path, "test_b.py::test_b") == "test_b.py"
+    assert file_group(tmp_path, "test_a.py::test_x") == SPARK_GROUP
+    assert file_group(tmp_path, "test_b.py::test_b") == "test_b.py"
