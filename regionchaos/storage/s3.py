@@ -14,6 +14,7 @@ Spark tasks and build an `ObjectStore` there (boto3 clients do not pickle).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -41,6 +42,23 @@ _UNREACHABLE_ERRORS = (
     botocore.exceptions.ConnectionClosedError,
 )
 _T = TypeVar("_T")
+
+# boto3 sessions of this process, by the AWS_* environment they were made under. A new session
+# parses the S3 service model again (about 0.1-0.2 s per client, measured in bench/README.md, "The
+# embedded S3 server"); a client made from a kept one costs a few ms. Keyed by the environment, so
+# a client still sees the credentials and settings of the moment it is made; by process, so a
+# forked Spark worker never shares a parent's session. A session is not thread-safe: one lock.
+_SESSIONS: dict[tuple[int, tuple[tuple[str, str], ...]], boto3.session.Session] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _new_client(**kwargs: Any) -> Any:
+    key = (os.getpid(), tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            session = _SESSIONS[key] = boto3.session.Session()
+        return session.client("s3", **kwargs)
 
 
 class StorageError(Exception):
@@ -81,7 +99,8 @@ class StorageConfig(pydantic.BaseModel):
         read_timeout_s: float = READ_TIMEOUT_S,
         max_attempts: int = MAX_ATTEMPTS,
     ) -> Any:
-        """A new boto3 S3 client (path-style, standard retries, 32 pooled connections)."""
+        """A new boto3 S3 client (path-style, standard retries, 32 pooled connections), made from
+        this process's session for the current AWS_* environment."""
         botocore_config = botocore.config.Config(
             retries={"mode": "standard", "max_attempts": max_attempts},
             max_pool_connections=32,
@@ -89,12 +108,7 @@ class StorageConfig(pydantic.BaseModel):
             read_timeout=read_timeout_s,
             s3={"addressing_style": "path"},
         )
-        return boto3.session.Session().client(
-            "s3",
-            endpoint_url=self.endpoint_url,
-            region_name=self.region_name,
-            config=botocore_config,
-        )
+        return _new_client(endpoint_url=self.endpoint_url, region_name=self.region_name, config=botocore_config)
 
     def describe_endpoint(self) -> str:
         """The endpoint for messages: its URL, or what boto3 falls back to."""
