@@ -35,10 +35,11 @@ from regionchaos.swarm import judge_seeds
 
 
 def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None,
-               batch: int, mix: bool = False) -> list[dict]:
+               batch: int, mix: bool = False, on_result=None) -> list[dict]:
     """``seeds`` of scenario ``name`` through the swarm's fast path (consecutive seeds, at most
     ``batch`` of them, become one swarm each: one GX pass), scenario fault settings as written
-    plus ``overrides``. Each swarm's summary stays in ``.runs/swarms/`` (errors of unknown checks)."""
+    plus ``overrides``. Each swarm's summary stays in ``.runs/swarms/`` (errors of unknown checks);
+    ``on_result(run)`` is called for each seed as soon as its swarm is judged."""
     from regionchaos.fastswarm import fast_swarm
 
     runs, start = [], 0
@@ -52,7 +53,10 @@ def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions
                             local_dir=".runs")
         console.print(f"{name}: {result['judged']} seeds in {result['wall_seconds']} s "
                       f"({result['verdicts']}), swarm {result['swarm_id']}")
-        runs += result["runs"]
+        for run in result["runs"]:
+            if on_result is not None:
+                on_result(run)
+            runs.append(run)
         start = end
     return runs
 
@@ -170,9 +174,8 @@ def main() -> int:
         if load(name).expect.verdict == "invalid" and own not in seeds:
             seeds.append(own)
         if args.fast:
-            runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch, mix=args.mix)
-            for r in runs:
-                record(r)
+            runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch, mix=args.mix,
+                              on_result=record)
         else:
             runs = judge_seeds(name, seeds, console=console,
                                overrides=overrides or None, batch=args.batch, on_result=record,

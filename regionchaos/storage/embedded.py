@@ -112,9 +112,9 @@ class _S3Server:
     """moto's S3 service alone, served by werkzeug's threaded server on a thread of this process.
 
     moto's `ThreadedMotoServer` serves every AWS service: per request it works out the
-    service from the request under one lock (~40 % of the server's CPU per S3 request here,
-    measured in bench/README.md, "The embedded S3 server"). Only S3 is ever asked for, so its
-    Flask app is served directly, with moto's own request handler. The socket is bound here,
+    service from the request, under one lock. Only S3 is ever asked for, so its Flask app is
+    served directly, with moto's own request handler: a quarter to a third less server CPU per
+    request (bench/s3_requests.md). The socket is bound here,
     in the caller's thread, so a busy port is an error at once.
     """
 

@@ -44,8 +44,8 @@ _UNREACHABLE_ERRORS = (
 _T = TypeVar("_T")
 
 # boto3 sessions of this process, by the AWS_* environment they were made under. A new session
-# parses the S3 service model again (about 0.1-0.2 s per client, measured in bench/README.md, "The
-# embedded S3 server"); a client made from a kept one costs a few ms. Keyed by the environment, so
+# parses the S3 service model again (about 0.1-0.16 s per client, measured in
+# bench/s3_requests.md); a client made from a kept one costs a few ms. Keyed by the environment, so
 # a client still sees the credentials and settings of the moment it is made; by process, so a
 # forked Spark worker never shares a parent's session. A session is not thread-safe: one lock.
 _SESSIONS: dict[tuple[int, tuple[tuple[str, str], ...]], boto3.session.Session] = {}
