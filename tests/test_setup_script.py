@@ -158,7 +158,7 @@ def test_java_17_and_a_python_with_venv_install_nothing_with_apt(machine):
     assert done.returncode == 0, done.stderr
     assert "apt-get" not in log
     assert "venv .venv" in log and "pip -m pip install -q -c requirements.lock uv" in log
-    assert "uv pip install -q --python .venv/bin/python -c requirements.lock -e .[dev]" in log
+    assert "uv pip install -q --compile-bytecode --python .venv/bin/python -c requirements.lock -e .[dev]" in log
     assert "pip -m pip install -q -c requirements.lock -e .[dev]" not in log
 
 
