@@ -4,10 +4,11 @@ In:  a copy of the script in a temporary project (its pyproject.toml and require
      a PATH of stubs: ``java`` printing a given ``-version``, ``id`` saying root, ``apt-get``
      recording what it was asked to install, a ``python3.11`` whose venv module can be missing
      until ``apt-get install python3.11-venv`` ran, and whose ``-m venv`` makes a stub venv
-     (its ``pip`` records the install instead of downloading anything).
+     (its ``pip`` and the ``uv`` it installs record the install instead of downloading anything).
 Out: the Java check reads 1.8 / 11 / 17 / 21 correctly and installs or refuses below 17; a
-     Python without venv gets python3.11-venv installed; a half-made ``.venv`` is made again;
-     a healthy one is left alone.
+     Python without venv gets python3.11-venv installed; the pinned set goes in through uv, or
+     pip where uv cannot be installed; a half-made ``.venv`` is made again; a healthy one is
+     left alone.
 """
 
 from __future__ import annotations

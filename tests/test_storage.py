@@ -331,7 +331,7 @@ def test_a_busy_port_is_a_storage_error_and_leaves_the_environment_as_it_was(
     ObjectStore.for_run(s3_server.config, "still-up").check_ready()  # the server on that port is untouched
 
 
-def test_the_embedded_server_serves_s3_alone_and_stops() -> None:
+def test_the_embedded_server_round_trips_objects_and_is_gone_once_stopped() -> None:
     with EmbeddedS3(bucket="alone") as server:
         store = ObjectStore.for_run(server.config, "r")
         store.put_many((f"k/{i}", bytes([i])) for i in range(30))

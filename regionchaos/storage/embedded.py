@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator
-import threading
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
@@ -114,8 +114,8 @@ class _S3Server:
     moto's `ThreadedMotoServer` serves every AWS service: per request it works out the
     service from the request, under one lock. Only S3 is ever asked for, so its Flask app is
     served directly, with moto's own request handler: a quarter to a third less server CPU per
-    request (bench/s3_requests.md). The socket is bound here,
-    in the caller's thread, so a busy port is an error at once.
+    request (bench/s3_requests.md). The socket is bound here, in the caller's thread, so a busy
+    port is an error at once.
     """
 
     def __init__(self, host: str, port: int) -> None:
