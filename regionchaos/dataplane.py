@@ -310,8 +310,9 @@ _clients_lock = threading.Lock()
 
 
 def _cached_client(config: StorageConfig) -> Any:
-    """One boto3 client per process and config: building one loads botocore's service
-    model (~0.5 s); clients are thread-safe."""
+    """One boto3 client per process and config, so a task's requests share its connection
+    pool (`StorageConfig.client` makes a new client, cheap since it comes from a kept session);
+    clients are thread-safe."""
     with _clients_lock:
         if config not in _clients:
             _clients[config] = config.client()
