@@ -17,6 +17,7 @@ kind's string value, so a history written before this module existed decodes the
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
@@ -81,14 +82,18 @@ def encode(events: Iterable[dict], metadata_bodies: Mapping[int, bytes]) -> byte
     carries the whole ``_metadata`` JSON; its already-encoded body is spliced in rather
     than encoded again (the same bytes: `CompletedCheckpoint.to_bytes` is `dumps` of
     ``to_json()``; on ``large`` the metadata is ~150 MB)."""
-    lines = []
+    out = io.BytesIO()  # one growing buffer, not a list of lines and their join (twice the size)
     for e in events:
         body = metadata_bodies.get(e.get("checkpoint_id")) if e["kind"] == Kind.CHECKPOINT_COMPLETED else None
         if body is None:
-            lines.append(dumps(e))
+            out.write(dumps(e))
         else:
-            lines.append(dumps({**e, "metadata": _PLACEHOLDER}).replace(_PLACEHOLDER_JSON, body, 1))
-    return b"".join(line + b"\n" for line in lines)
+            head, tail = dumps({**e, "metadata": _PLACEHOLDER}).split(_PLACEHOLDER_JSON, 1)
+            out.write(head)
+            out.write(body)
+            out.write(tail)
+        out.write(b"\n")
+    return out.getvalue()
 
 
 def decode(bodies: Iterable[bytes]) -> list[dict]:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from . import history
+from .gcpause import paused
 from .history import Kind
 from .workload import range_count_sum, record_values
 
@@ -182,6 +183,7 @@ def _list_with_sizes(store) -> list[tuple[str, int]]:
     return sorted(out)
 
 
+@paused()
 def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     """Read a run's artifacts: LIST once, then GET what the tables need."""
     before = store.stats.as_dict()
@@ -283,11 +285,14 @@ def _elements(handles: list) -> list:
     return [e for h in handles for e in h[3]]
 
 
+@paused()
 def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
     """All tables of one run as pandas frames (columns as in `SCHEMAS`)."""
-    return {name: frame_of(name, rows) for name, rows in build_rows(art).items()}
+    rows = build_rows(art)
+    return {name: frame_of(name, rows.pop(name)) for name in list(rows)}  # each table's tuples go once framed
 
 
+@paused()
 def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
     """All tables of one run as rows: table -> tuples in the column order of `SCHEMAS`
     (`build_frames` makes frames of them; the swarm's fast path gathers the rows of many
@@ -723,26 +728,33 @@ def spill_directory(spark):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _spill(spark, name: str, frame: pd.DataFrame, directory: str):
-    """Write a big table to Parquet and read it back: Spark then holds it as partitioned,
-    spillable files instead of one LocalRelation in the driver's heap (which is what
-    ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run out of heap)."""
+def _spill(spark, name: str, table, directory: str):
+    """Write a big table (an Arrow table of its schema) to Parquet and read it back: Spark then
+    holds it as partitioned, spillable files instead of one LocalRelation in the driver's heap
+    (which is what ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run
+    out of heap)."""
     import os
 
-    import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql.types import _parse_datatype_string
 
-    types = _ddl_types(SCHEMAS[name])
-    arrow = pa.schema([(col, getattr(pa, _ARROW_SCALARS[typ])()) for col, typ in types.items()])
     path = os.path.join(directory, name)
     os.makedirs(path, exist_ok=True)
-    step = -(-len(frame) // SPILL_FILES)
-    for i, start in enumerate(range(0, len(frame), step)):
-        part = frame.iloc[start:start + step]
-        table = pa.Table.from_pandas(part, schema=arrow, preserve_index=False, safe=True)
-        pq.write_table(table, os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+    step = max(1, -(-table.num_rows // SPILL_FILES))
+    for i, start in enumerate(range(0, table.num_rows, step)):
+        pq.write_table(table.slice(start, step), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
     return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
+
+
+def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None = None):
+    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as a Spark
+    DataFrame, without a pandas frame on the way: through Parquet files in ``spill_dir`` when
+    the table has `SPILL_MIN_ROWS` rows or more, else as `to_spark` of its frame. For the big
+    tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows)."""
+    if spill_dir is not None and len(rows) >= SPILL_MIN_ROWS and \
+            all(t in _ARROW_SCALARS for t in _ddl_types(SCHEMAS[name]).values()):
+        return _spill(spark, name, arrow_table(name, rows), spill_dir)
+    return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
 
 
 def arrow_schema(name: str):
@@ -793,7 +805,11 @@ def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = N
         elif typ == "boolean":
             frame[col] = frame[col].astype("object")
     if spill:
-        return _spill(spark, name, frame, spill_dir)
+        import pyarrow as pa
+
+        arrow = pa.schema([(col, getattr(pa, _ARROW_SCALARS[typ])()) for col, typ in types.items()])
+        return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow, preserve_index=False, safe=True),
+                      spill_dir)
     df = spark.createDataFrame(frame, schema)
     return df.limit(0) if empty else df
 

@@ -42,6 +42,7 @@ from typing import Any
 import yaml
 
 from . import tables as tables_mod
+from .gcpause import release_memory
 from .history import Kind
 
 EXPECTATIONS_ENV = "REGIONCHAOS_EXPECTATIONS"
@@ -49,7 +50,7 @@ CUSTOM_MODULE = "regionchaos_expectations_custom"
 EXAMPLES_IN_CHECK = 5
 EVALUABLE = "_evaluable"
 RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
-UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth")
+UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
 SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/validate_cost.md)
 
 
@@ -508,22 +509,32 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
         art.scenario_doc = {"run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant}
     walls["read"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
-    frames = tables_mod.build_frames(art)
-    tables_mod.remember_frames(store, frames)
+    all_rows = tables_mod.build_rows(art)
+    requests = art.requests
+    del art  # the parsed history and metadata (the largest objects of a run): the tables hold what is judged
+    rows = {name: len(table_rows) for name, table_rows in all_rows.items()}
     docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-datadocs-")) if docs else None
     try:
         with tables_mod.spill_directory(spark) as spill_dir:
-            tables = {name: tables_mod.to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
-            rows = {name: int(len(frame)) for name, frame in frames.items()}
-            for name in UNUSED_AFTER_LOAD:  # the big ones live on in Spark; stats and report do not need them
-                frames[name] = frames[name].iloc[0:0]
+            tables, frames = {}, {}
+            for name in list(all_rows):
+                table_rows = all_rows.pop(name)  # each table's tuples go once it is loaded
+                if name in UNUSED_AFTER_LOAD:  # straight to Spark: neither the stats nor the report read them
+                    tables[name] = tables_mod.rows_to_spark(spark, name, table_rows, spill_dir=spill_dir)
+                    frames[name] = tables_mod.frame_of(name, [])
+                else:
+                    frames[name] = tables_mod.frame_of(name, table_rows)
+                    tables[name] = tables_mod.to_spark(spark, name, frames[name], spill_dir=spill_dir)
+                del table_rows
+            tables_mod.remember_frames(store, frames)
+            release_memory()  # before Spark's JVM grows to judge the tables
             walls["tables"] = round(time.perf_counter() - started, 3)
             per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
             walls.update(timings)
             checks = per_run[run_id]
             stats = run_stats(frames)
             stats["table_rows"] = rows
-            stats["validation_s3_requests"] = art.requests
+            stats["validation_s3_requests"] = requests
             out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
             if upload:
                 started = time.perf_counter()

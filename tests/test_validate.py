@@ -119,6 +119,22 @@ def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store
     assert tables["redistributions"].count() == 0  # empty tables are empty, with their schema
 
 
+@pytest.mark.parametrize("name", V.UNUSED_AFTER_LOAD)
+def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, smoke_store, monkeypatch, tmp_path, name):
+    """validate_run loads the big tables (entries, entry_splits, truth, task_responses) from their
+    rows through Arrow and Parquet, never as pandas frames; the same rows through a pandas frame
+    and createDataFrame (the path of every other table) give the same DataFrame."""
+    rows = T.build_rows(T.read_run(smoke_store, RUN_ID))[name]
+    assert rows, name
+    monkeypatch.setattr(T, "SPILL_MIN_ROWS", 1)  # smoke's tables are small: take the spill path anyway
+    spilled = T.rows_to_spark(spark, name, rows, spill_dir=str(tmp_path))
+    assert list((tmp_path / name).glob("part-*.parquet")), "the rows did not go through Parquet"
+    framed = T.to_spark(spark, name, T.frame_of(name, rows))
+    assert spilled.schema == framed.schema
+    got, want = sorted(map(tuple, spilled.collect()), key=repr), sorted(map(tuple, framed.collect()), key=repr)
+    assert len(got) == len(rows) and got == want
+
+
 # -- every rule can fail: one tampered fact, the rule that guards it ---------------------------------
 
 
