@@ -9,7 +9,9 @@ sampled twice a second (`bench/swarm.run_sampled`). The phases come from the com
 summary (``stats.wall_seconds`` of a run, ``walls`` of a swarm). Per benchmark the record keeps
 every repetition, their medians, the 1-minute load average before and after each, and the
 target it is held against (DESIGN.md); the top-level ``"large"`` entry is the medians of the
-``large`` benchmark: ``{"wall_s", "emulate_s", "validate_s", "report_s", "peak_rss_mib"}``.
+``large`` benchmark: ``{"wall_s", "phases_s", "emulate_s", "validate_s", "report_s", "peak_rss_mib"}``.
+``wall_s`` is the whole process (interpreter and JVM start, storage server, exit); ``phases_s`` is
+emulate + validate + report, what DESIGN.md's `large` target (<= 120 s) times.
 
 A repetition whose command fails (exit code other than 0 valid / 1 invalid) is recorded with
 its exit code and excluded from the medians; a benchmark with no good repetition has none.
@@ -44,13 +46,15 @@ def benchmarks(swarm_seeds: int) -> dict[str, dict]:
         "large": {
             "args": ["run", "--scenario", "large", "--json"],
             "phases": {"emulate_s": "emulate", "validate_s": "validate", "report_s": "report"},
-            "target": {"wall_s": 120, "peak_rss_mib": 4096},
+            "target": {"phases_s": 120, "peak_rss_mib": 4096},
+            "phases_total": True,
             "what": "1,024 regions x 200 checkpoints with faults: emulate + validate + report",
         },
         "smoke": {
             "args": ["run", "--scenario", "smoke", "--json"],
             "phases": {"emulate_s": "emulate", "validate_s": "validate", "report_s": "report"},
             "target": {},
+            "phases_total": True,
             "what": "the default deep run (4 regions x 12 checkpoints)",
         },
         "swarm": {
@@ -77,6 +81,8 @@ def one_run(name: str, spec: dict) -> dict:
     for key, phase in spec["phases"].items():
         if phase in walls:
             rec[key] = round(walls[phase], 1)
+    if spec.get("phases_total") and all(key in rec for key in spec["phases"]):
+        rec["phases_s"] = round(sum(rec[key] for key in spec["phases"]), 1)  # DESIGN.md's emulate + validate + report
     rec["verdict"] = summary.get("verdict") or summary.get("verdicts")
     if "seeds" in spec:
         rec["seeds_per_minute"] = round(60 * spec["seeds"] / wall, 1)
@@ -119,9 +125,9 @@ def markdown(results: dict) -> str:
         "local Spark); the table gives medians of the good repetitions. Load averages are the 1-minute load "
         "before and after each repetition.",
         "",
-        "| benchmark | command | wall s | emulate s | validate s | other phases | peak RSS MiB | target | met | "
-        "repetitions (wall s) | load before/after |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| benchmark | command | process wall s | emulate + validate + report s | emulate s | validate s | other phases "
+        "| peak RSS MiB | target | met | repetitions (process wall s) | load before/after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, bench in results["benchmarks"].items():
         med = bench["median"]
@@ -132,7 +138,8 @@ def markdown(results: dict) -> str:
         reps = ", ".join(str(r["wall_s"]) + ("" if r["exit"] in GOOD_EXITS else f" (exit {r['exit']})")
                          for r in bench["runs"])
         loads = "; ".join(f"{r['load_1min_before']}/{r['load_1min_after']}" for r in bench["runs"])
-        lines.append(f"| {name} | `{bench['command']}` | {med.get('wall_s', '-')} | {med.get('emulate_s', '-')} | "
+        lines.append(f"| {name} | `{bench['command']}` | {med.get('wall_s', '-')} | {med.get('phases_s', '-')} | "
+                     f"{med.get('emulate_s', '-')} | "
                      f"{med.get('validate_s', '-')} | {other or '-'} | {med.get('peak_rss_mib', '-')} | {target} | "
                      f"{met} | {reps} | {loads} |")
     return "\n".join(lines) + "\n"
@@ -178,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "met": met(spec["target"], med)}
     if "large" in results["benchmarks"]:
         med = results["benchmarks"]["large"]["median"]
-        results["large"] = {k: med.get(k) for k in ("wall_s", "emulate_s", "validate_s", "report_s", "peak_rss_mib")}
+        results["large"] = {k: med.get(k) for k in ("wall_s", "phases_s", "emulate_s", "validate_s", "report_s",
+                                                     "peak_rss_mib")}
     args.out_json.write_text(json.dumps(results, indent=1) + "\n")
     args.out_md.write_text(markdown(results))
     print(markdown(results))
