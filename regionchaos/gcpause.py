@@ -11,9 +11,14 @@ each time, then the older ones as they pile up. A phase that builds ten million 
 all survive pays for those traversals again and again and reclaims nothing: measured on
 ``large`` (bench/large_profile.md), the control plane alone took 41 s with the collector on and
 14 s with it off, at the same peak memory, and decoding the run's 200 MB history took 13 s
-instead of 2 s. These phases create no reference cycles worth collecting (plain dicts,
-lists, tuples and frozen dataclasses, freed by reference counting); the collector runs again
-as soon as the phase ends, so anything cyclic is still reclaimed then.
+instead of 2 s. What these phases build is plain dicts, lists, tuples and frozen dataclasses,
+freed by reference counting; the few cycles (the `Emulation` and its rooms refer to each other)
+are reclaimed once the collector runs again.
+
+Where: `regionchaos.runner` runs a deep run paused from start to end and collects explicitly
+between its phases (`release_memory`: after the emulation, whose objects are then garbage, and
+before GX); the emulation, reading a run back, building its tables and the data plane's Spark
+task pause on their own too, so the swarm's seeds and the report get the same.
 """
 
 from __future__ import annotations

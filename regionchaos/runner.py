@@ -101,7 +101,7 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
     persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark, threads=threads or PUT_THREADS)
     emulation = Emulation(scenario, persistence, mutant=mutant, progress=progress)
     emulation.nemesis.recording = record_schedule
-    with paused():  # millions of long-lived small objects, no cycles (regionchaos.gcpause)
+    with paused():  # millions of small objects that live until the run ends (regionchaos.gcpause)
         return emulation.run(), persistence
 
 
