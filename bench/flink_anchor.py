@@ -715,7 +715,7 @@ How to read the ratio (below 1: the emulation got through more subtask-checkpoin
   {p['emulate_seconds']} s). Its time is emulated: upload and ack times are drawn, never waited for, and records are
   offset ranges per split, not events flowing through operators.
 - End to end adds validation ({w.get('validate')} s: re-read the run from S3, build the tables, the GX suites) and the
-  report ({w.get('report')} s), largely a fixed cost per run (`scaling.md`: ~20-45 s plus a part that grows
+  report ({w.get('report')} s), largely a fixed cost per run (`scaling.md`: ~12-20 s plus a part that grows
   with the rows), so the end-to-end rate rises with more checkpoints per run; Flink does not judge its own checkpoints at all.
 - Neither side had the {doc['machine']['cpu_count']} cores to itself (load averages above; the jobs ran one after the
   other, under different load). Flink triggered every {a['interval_ms']} ms while its checkpoints took tens to
