@@ -44,16 +44,28 @@ class paused(ContextDecorator):  # noqa: N801 - used like a function: ``with pau
         return False
 
 
-def release_memory() -> None:
+BULK_OBJECTS = 1_000_000  # a phase that left fewer new containers than this is not worth a collection
+
+
+def release_memory(*, at_least: int = BULK_OBJECTS) -> bool:
     """Between two phases, once the first one's objects are dropped: collect the cycles among
     them, then hand the C heap's free pages back to the OS (glibc's ``malloc_trim``; a no-op
     elsewhere). Freed Python objects otherwise stay in the process's resident memory while
     the next phase (Spark's JVM judging the tables) grows beside it: measured on ``large``,
-    the driver stayed at 2.7 GB through validation (bench/large_profile.md)."""
+    the driver stayed at 2.7 GB through validation (bench/large_profile.md).
+
+    Only when the collector counts ``at_least`` containers allocated, net of those freed, since it
+    last ran: a full collection costs ~0.2 s in a process that has imported GX and Spark, which a
+    small run (thousands of objects; a test suite runs hundreds) should not pay. Objects freed
+    before the call no longer count: a caller that has just dropped a big phase's objects decides
+    by its own measure and passes ``at_least=0``. Returns whether it released."""
+    if gc.get_count()[0] < at_least:
+        return False
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+    return True
 
 
 def _malloc_trim():

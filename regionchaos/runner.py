@@ -29,6 +29,7 @@ from .nemesis import Nemesis
 from .scenario import MUTANTS, Scenario, check_mutant
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+BULK_SUBTASK_CHECKPOINTS = 10_000  # from here on a run's memory is handed back between its phases (gcpause)
 _VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_UNKNOWN}
 
 
@@ -172,8 +173,9 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         walls["emulate"] = round(time.perf_counter() - started, 3)
         say(f"[bold]validate[/bold] {len(result.events)} events")
         stats, drawn = dict(result.stats), result.drawn
-        del result  # validation reads the run back from storage, never from the emulation's memory:
-        release_memory()  # its objects (held in a cycle through the Emulation) go now, not at the run's end
+        del result  # validation reads the run back from storage, never from the emulation's memory
+        if stats.get("triggered", 0) * scenario.topology.parallelism >= BULK_SUBTASK_CHECKPOINTS:
+            release_memory(at_least=0)  # a big run's objects (a cycle through the Emulation) go now, not at its end
         summary = _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
                          walls, persistence, local_dir)
     return summary
