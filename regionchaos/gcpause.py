@@ -15,9 +15,9 @@ instead of 2 s. What these phases build is plain dicts, lists, tuples and frozen
 freed by reference counting; the few cycles (the `Emulation` and its rooms refer to each other)
 are reclaimed once the collector runs again.
 
-Where: `regionchaos.runner` runs a deep run paused from start to end and collects explicitly
-between its phases (`release_memory`: after the emulation, whose objects are then garbage, and
-before GX); the emulation, reading a run back, building its tables and the data plane's Spark
+Where: `regionchaos.runner` runs a deep run paused from start to end; a big one collects
+explicitly between its phases (`release_memory`: after the emulation, whose objects are then
+garbage, and before GX); the emulation, reading a run back, building its tables and the data plane's Spark
 task pause on their own too, so the swarm's seeds and the report get the same.
 """
 
