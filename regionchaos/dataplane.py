@@ -258,7 +258,7 @@ def write_partition(ctx: UploadContext, tasks_iter: Iterator[FileTask], client: 
     with paused():  # regionchaos.gcpause: the tasks' rows and the files built from them
         stats = _write_tasks(ctx, list(tasks_iter), client)
     if release:
-        release_memory(at_least=0)  # a reused Python worker keeps its heap for the rest of the run otherwise
+        release_memory()  # a reused Python worker keeps its heap for the rest of the run otherwise
     stats["seconds"] = round(time.perf_counter() - started, 3)
     yield stats
 

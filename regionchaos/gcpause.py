@@ -23,6 +23,9 @@ task pause on their own too, so the swarm's seeds and the report get the same.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import gc
 from contextlib import ContextDecorator
 
@@ -44,41 +47,24 @@ class paused(ContextDecorator):  # noqa: N801 - used like a function: ``with pau
         return False
 
 
-BULK_OBJECTS = 1_000_000  # a phase that left fewer new containers than this is not worth a collection
-
-
-def release_memory(*, at_least: int = BULK_OBJECTS) -> bool:
+def release_memory() -> None:
     """Between two phases, once the first one's objects are dropped: collect the cycles among
     them, then hand the C heap's free pages back to the OS (glibc's ``malloc_trim``; a no-op
     elsewhere). Freed Python objects otherwise stay in the process's resident memory while
     the next phase (Spark's JVM judging the tables) grows beside it: measured on ``large``,
     the driver stayed at 2.7 GB through validation (bench/large_profile.md).
 
-    Only when the collector counts ``at_least`` containers allocated, net of those freed, since it
-    last ran: a full collection costs ~0.2 s in a process that has imported GX and Spark, which a
-    small run (thousands of objects; a test suite runs hundreds) should not pay. Objects freed
-    before the call no longer count: a caller that has just dropped a big phase's objects decides
-    by its own measure and passes ``at_least=0``. Returns whether it released."""
-    if gc.get_count()[0] < at_least:
-        return False
+    A full collection costs ~0.2 s in a process that has imported GX and Spark: callers release
+    after big phases only (a test suite makes hundreds of small runs)."""
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-    return True
 
 
+@functools.cache
 def _malloc_trim():
-    global _TRIM
-    if _TRIM is False:
-        import ctypes
-        import ctypes.util
-
-        try:
-            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):  # not glibc
-            _TRIM = None
-    return _TRIM
-
-
-_TRIM = False  # not looked up yet
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None

@@ -175,7 +175,7 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         stats, drawn = dict(result.stats), result.drawn
         del result  # validation reads the run back from storage, never from the emulation's memory
         if stats.get("triggered", 0) * scenario.topology.parallelism >= BULK_SUBTASK_CHECKPOINTS:
-            release_memory(at_least=0)  # a big run's objects (a cycle through the Emulation) go now, not at its end
+            release_memory()  # a big run's objects (a cycle through the Emulation) go now, not at its end
         summary = _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
                          walls, persistence, local_dir)
     return summary

@@ -807,9 +807,8 @@ def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = N
     if spill:
         import pyarrow as pa
 
-        arrow = pa.schema([(col, getattr(pa, _ARROW_SCALARS[typ])()) for col, typ in types.items()])
-        return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow, preserve_index=False, safe=True),
-                      spill_dir)
+        return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow_schema(name), preserve_index=False,
+                                                        safe=True), spill_dir)
     df = spark.createDataFrame(frame, schema)
     return df.limit(0) if empty else df
 

@@ -528,7 +528,7 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
                 del table_rows
             tables_mod.remember_frames(store, frames)
             if sum(rows.values()) >= SMALL_TABLES_ROWS:  # a big run: hand back what building its tables freed,
-                release_memory(at_least=0)  # before Spark's JVM grows to judge them (regionchaos.gcpause)
+                release_memory()  # before Spark's JVM grows to judge them (regionchaos.gcpause)
             walls["tables"] = round(time.perf_counter() - started, 3)
             per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
             walls.update(timings)

@@ -129,10 +129,14 @@ def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, sm
     monkeypatch.setattr(T, "SPILL_MIN_ROWS", 1)  # smoke's tables are small: take the spill path anyway
     spilled = T.rows_to_spark(spark, name, rows, spill_dir=str(tmp_path))
     assert list((tmp_path / name).glob("part-*.parquet")), "the rows did not go through Parquet"
-    framed = T.to_spark(spark, name, T.frame_of(name, rows))
-    assert spilled.schema == framed.schema
-    got, want = sorted(map(tuple, spilled.collect()), key=repr), sorted(map(tuple, framed.collect()), key=repr)
-    assert len(got) == len(rows) and got == want
+    framed = T.to_spark(spark, name, T.frame_of(name, rows))  # createDataFrame (spill_dir None)
+    spilled_frame = T.to_spark(spark, name, T.frame_of(name, rows), spill_dir=str(tmp_path / "framed"))
+    assert list((tmp_path / "framed" / name).glob("part-*.parquet")), "the frame did not go through Parquet"
+    want = sorted(map(tuple, framed.collect()), key=repr)
+    for df in (spilled, spilled_frame):
+        assert df.schema == framed.schema
+        got = sorted(map(tuple, df.collect()), key=repr)
+        assert len(got) == len(rows) and got == want
 
 
 # -- every rule can fail: one tampered fact, the rule that guards it ---------------------------------
