@@ -1,4 +1,6 @@
-"""Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal.
+"""Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal,
+the trigger check, and the hardening of issue 28 (no schema without login, unreadable trigger
+bodies refused, CSP and nosniff, unreadable summaries, the served-size cap, run ids of any script).
 
 In:  the plugin's FastAPI app (plugins/regionchaos_airflow/app.py) under Starlette's
      TestClient, Airflow's SimpleAuthManager with JWTs it signs itself, and objects put

@@ -93,7 +93,7 @@ def checkpoint_success_rate(summary: dict[str, Any]) -> float | None:
     """Completed / triggered checkpoints of a run, as its validated history counts them
     (``stats.history_counts``; the emulator's own counts only if those are missing)."""
     stats = summary.get("stats") or {}
-    counts = stats.get("history_counts") or stats if isinstance(stats, dict) else None
+    counts = (stats.get("history_counts") or stats) if isinstance(stats, dict) else None
     if not isinstance(counts, dict):
         return None
     triggered, completed = counts.get("triggered"), (counts.get("global", 0), counts.get("regional", 0))
