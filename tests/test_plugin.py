@@ -1,4 +1,6 @@
-"""Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal.
+"""Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal,
+the trigger check, and the hardening of issue 28 (no schema without login, unreadable trigger
+bodies refused, CSP and nosniff, unreadable summaries, the served-size cap, run ids of any script).
 
 In:  the plugin's FastAPI app (plugins/regionchaos_airflow/app.py) under Starlette's
      TestClient, Airflow's SimpleAuthManager with JWTs it signs itself, and objects put
@@ -357,7 +359,7 @@ def test_a_good_form_reaches_airflow_unchanged(auth, checked):
      ("/api/v2/dags/another_dag/dagRuns", {"conf": {"rescale": "99:1"}}, "admin"),  # not ours
      ("/api/v2/dags/regionchaos_manual/dagRuns/list", {"conf": {"rescale": "99:1"}}, "admin"),
      (TRIGGER, {"conf": "not an object"}, "admin"),  # Airflow's own 422
-     (TRIGGER, "not json", "admin")],
+     (TRIGGER, ["a list", "not an object"], "admin")],
 )
 def test_what_is_not_the_check_s_to_answer_goes_to_airflow(auth, checked, path, body, headers):
     client, downstream = checked
@@ -481,3 +483,267 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert 'id="trend"' in page and "3 nightly DAG runs" in page
     manual_only = client.get("/?q=manual", headers=bearer(auth("admin"))).text
     assert 'id="trend"' not in manual_only
+
+
+# -- hardening (issue 28): no schema without login, unreadable bodies refused, CSP, unreadable
+#    summaries, the size cap of served objects, run ids of any script --------------------------
+
+@pytest.fixture
+def own_prefix(storage, monkeypatch):
+    """A fresh runs prefix for one test (the module's PREFIX keeps its exact set of runs);
+    returns put(key relative to the prefix, body)."""
+    prefix = f"{PREFIX}-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", storage.endpoint_url)
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", storage.bucket)
+    monkeypatch.setenv("REGIONCHAOS_PREFIX", prefix)
+    plugin._storage_cache.clear()
+    s3 = storage.client()
+    yield lambda key, body: s3.put_object(Bucket=storage.bucket, Key=f"{prefix}/{key}",
+                                          Body=body if isinstance(body, bytes) else body.encode())
+    s3.close()
+    plugin._storage_cache.clear()
+
+
+@pytest.mark.parametrize("path", ["/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect"])
+def test_no_api_schema_or_docs_answer_without_login(configured, auth, client, path):
+    for headers in ({}, bearer("not-a-jwt"), bearer(auth("admin"))):
+        response = client.get(path, headers=headers)
+        assert response.status_code in (401, 403, 404), (path, headers, response.status_code)
+        assert "openapi" not in response.text.lower() and "/api/runs" not in response.text
+
+
+def asgi_post(app, path: str, messages: list[dict], headers: list[tuple[bytes, bytes]]) -> tuple[int, dict]:
+    """POST through an ASGI app with exactly these receive() messages (what a test client cannot
+    send: a body cut short, a Content-Length larger than the body); (status, JSON answer)."""
+    import asyncio
+
+    sent: list[dict] = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": headers,
+             "server": ("testserver", 80), "client": ("127.0.0.1", 1)}
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+
+BAD_FORM = json.dumps({"conf": {"scenario": "smoke", "rescale": "99:1"}}).encode()
+
+
+@pytest.mark.parametrize("raw, status, reason", [
+    (BAD_FORM + b" " * (1 << 20), 413, "a trigger form may hold"),  # a bad form padded past the cap
+    (BAD_FORM[:-1] + b', "note": "' + b"x" * (1 << 20) + b'"}', 413, "a trigger form may hold"),
+    (b"not json", 400, "not JSON"),
+    (b"", 400, "not JSON"),
+    (BAD_FORM[:-2] + b', "x": "\xff"}}', 400, "not UTF-8"),
+    (BAD_FORM.decode().encode("utf-16"), 400, "not UTF-8"),  # Airflow's parser would guess UTF-16
+    (b"\xef\xbb\xbf" + BAD_FORM, 400, "not JSON"),  # a byte-order mark
+    (b"[" * 100_000 + b"]" * 100_000, 400, "nested too deep"),
+], ids=["padded-bad-form", "long-note", "not-json", "empty", "not-utf8", "utf16", "bom", "too-deep"])
+def test_a_body_the_check_cannot_read_is_refused_never_passed_on(auth, checked, raw, status, reason):
+    client, downstream = checked
+    response = client.post(TRIGGER, content=raw, headers={**bearer(auth("admin")), "Content-Type": "application/json"})
+    assert response.status_code == status, response.text[:300]
+    assert reason in response.json()["detail"] and response.json()["errors"] == []
+    assert downstream.bodies == []  # Airflow never saw it: no run
+
+
+def test_a_chunked_body_past_the_cap_is_refused(auth, checked):
+    client, downstream = checked
+    chunks = iter([BAD_FORM[:-1], b' , "pad": "'] + [b"x" * 65536] * 17 + [b'"}'])  # 1.06 MiB, no Content-Length
+    response = client.post(TRIGGER, content=chunks, headers={**bearer(auth("admin")), "Content-Type": "application/json"})
+    assert response.status_code == 413 and downstream.bodies == []
+
+
+def test_a_declared_length_past_the_cap_or_a_body_cut_short_is_refused(auth):
+    from regionchaos_airflow.trigger_check import TriggerFormCheck
+
+    downstream = Downstream()
+    check = TriggerFormCheck(downstream)
+    headers = [(b"authorization", f"Bearer {auth('admin')}".encode()), (b"content-type", b"application/json")]
+    status, answer = asgi_post(check, TRIGGER, [{"type": "http.request", "body": BAD_FORM, "more_body": False}],
+                               headers + [(b"content-length", b"2000000")])
+    assert status == 413 and "2,000,000 bytes, over the 1,048,576" in answer["detail"]
+    status, answer = asgi_post(check, TRIGGER, [{"type": "http.request", "body": BAD_FORM[:10], "more_body": True}],
+                               headers)  # then the client disconnects
+    assert status == 400 and "cut short" in answer["detail"]
+    assert downstream.bodies == []
+    status, _ = asgi_post(check, TRIGGER, [{"type": "http.request", "body": BAD_FORM[:10], "more_body": True},
+                                           {"type": "http.request", "body": BAD_FORM[10:], "more_body": False}], headers)
+    assert status == 400  # the same form in two pieces: read whole, and its bad plan refused as before
+    assert downstream.bodies == []
+
+
+def csp(response) -> dict[str, list[str]]:
+    """The Content-Security-Policy of a response: directive -> its sources."""
+    policy = {}
+    for part in response.headers["content-security-policy"].split(";"):
+        if part.strip():
+            name, *sources = part.split()
+            policy[name] = sources
+    return policy
+
+
+def test_the_runs_view_has_a_strict_content_security_policy(configured, auth, client, nightlies):
+    headers = bearer(auth("viewer"))
+    pages = [client.get("/", headers=headers), client.get("/?q=manual", headers=headers)]  # with and without the trend
+    nonces = []
+    for page in pages:
+        assert page.status_code == 200 and page.headers["x-content-type-options"] == "nosniff"
+        policy = csp(page)
+        assert policy["default-src"] == ["'none'"] and "script-src" not in policy  # no script runs at all
+        assert policy["frame-ancestors"] == ["'self'"] and policy["base-uri"] == ["'none'"]
+        assert policy["form-action"] == ["'self'"] and policy["img-src"] == ["data:"]
+        assert not any("unsafe" in source for sources in policy.values() for source in sources)
+        (nonce,) = [s[len("'nonce-"):-1] for s in policy["style-src"] if s.startswith("'nonce-")]
+        assert re.findall(r"<style nonce=\"([^\"]+)\">", page.text) == [nonce]  # the page's one style block
+        assert "<script" not in page.text and " style=" not in page.text
+        assert all(src.startswith("data:image/png;base64,") for src in re.findall(r'<img [^>]*src="([^"]+)"', page.text))
+        nonces.append(nonce)
+    assert 'id="trend"' in pages[0].text  # the trend image is allowed (img-src data:)
+    assert nonces[0] != nonces[1] and len(nonces[0]) >= 16  # a new nonce per response
+
+
+def test_every_response_says_nosniff_and_has_a_policy(configured, auth, client, monkeypatch):
+    responses = [client.get("/api/runs", headers=bearer(auth("admin"))), client.get("/api/runs"),
+                 client.get("/runs/smoke-s7-manual-1/report/nope.html", headers=bearer(auth("admin")))]
+    monkeypatch.delenv("REGIONCHAOS_S3_ENDPOINT")
+    plugin._storage_cache.clear()
+    unconfigured = client.get("/", headers=bearer(auth("admin")))
+    assert [r.status_code for r in responses + [unconfigured]] == [200, 401, 404, 503]
+    for response in responses + [unconfigured]:
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert csp(response)["default-src"] == ["'none'"] and csp(response)["frame-ancestors"] == ["'self'"]
+    (nonce,) = [s[len("'nonce-"):-1] for s in csp(unconfigured)["style-src"]]
+    assert f"<style nonce='{nonce}'>" in unconfigured.text
+
+
+def test_reports_keep_their_sandbox_policy(configured, auth, client):
+    report = client.get("/runs/smoke-s7-manual-1/report/index.html", headers=bearer(auth("admin")))
+    assert report.status_code == 200 and report.text == "<h1>report of smoke-s7-manual-1</h1>"
+    assert csp(report) == {"sandbox": [], "frame-ancestors": ["'self'"]}
+    assert report.headers["x-content-type-options"] == "nosniff"
+
+
+UNREADABLE = {
+    "not-json": (b"{not json", "summary.json is not JSON"),
+    "a-list": (b"[]", "summary.json is not a JSON object but a list"),
+    "empty-object": (b"{}", "summary.json field run_id: Field required"),
+    "bad-verdict": (None, "summary.json field verdict: Input should be 'valid', 'invalid' or 'unknown'"),
+    "bad-checks": (None, "summary.json field checks: Input should be a valid list"),
+    "bad-stats": (None, "summary.json field stats: Input should be a valid dictionary"),
+    "not-utf8": (b'{"run_id": "\xff"}', "summary.json is not UTF-8 text"),
+    "too-deep": (b"[" * 2400 + b"]" * 2400, "summary.json is JSON nested too deep"),
+    "too-large": (None, "bytes, more than the 6,000 the view reads"),
+}
+
+
+def test_an_unreadable_summary_is_shown_as_such_and_the_rest_listed(own_prefix, auth, client, monkeypatch):
+    monkeypatch.setattr(plugin, "MAX_SUMMARY_BYTES", 6000)
+    own_prefix("good-run/summary.json", json.dumps(summary("good-run", "smoke", 1, "valid")))
+    own_prefix("good-run/report/index.html", "<h1>good</h1>")
+    for run_id, (body, _) in UNREADABLE.items():
+        doc = summary(run_id, "smoke", 2, "invalid", ("no_loss",))
+        if run_id == "bad-verdict":
+            doc["verdict"] = "great"
+        elif run_id == "bad-checks":
+            doc["checks"] = "all passed"
+        elif run_id == "bad-stats":
+            doc["stats"] = [1, 2]
+        elif run_id == "too-large":
+            doc["pad"] = "x" * 6000
+        own_prefix(f"{run_id}/summary.json", body if body is not None else json.dumps(doc))
+    headers = bearer(auth("viewer"))
+    response = client.get("/api/runs", headers=headers)
+    assert response.status_code == 200
+    rows = {row["run_id"]: row for row in response.json()["runs"]}
+    assert set(rows) == {"good-run", *UNREADABLE}
+    assert rows["good-run"]["verdict"] == "valid" and rows["good-run"]["scenario"] == "smoke"
+    for run_id, (_, reason) in UNREADABLE.items():
+        assert rows[run_id]["verdict"] == "unreadable" and reason in rows[run_id]["error"], rows[run_id]
+    page = client.get("/", headers=headers)
+    assert page.status_code == 200
+    row = page.text.split('<tr data-run-id="not-json">')[1].split("</tr>")[0]
+    assert ">unreadable<" in row and "summary.json is not JSON" in row
+    good = page.text.split('<tr data-run-id="good-run">')[1].split("</tr>")[0]
+    assert ">valid<" in good
+
+
+def test_an_unreadable_study_does_not_break_the_view(configured, auth, client, storage):
+    s3 = storage.client()
+    key = f"studies/study-broken-{uuid.uuid4().hex[:6]}/study.json"
+    s3.put_object(Bucket=storage.bucket, Key=key, Body=b"[]")
+    try:
+        page = client.get("/?q=no-such-run", headers=bearer(auth("viewer")))  # the studies, no runs to draw
+        assert page.status_code == 200
+        item = page.text.split(f'<li data-study-id="{key.split("/")[1]}">')[1].split("</li>")[0]
+        assert "unreadable: study.json is not an object with a list of cells" in item
+    finally:
+        s3.delete_object(Bucket=storage.bucket, Key=key)
+
+
+def test_a_stored_object_over_the_cap_is_refused_and_one_under_it_streamed(own_prefix, auth, client, monkeypatch):
+    monkeypatch.setattr(plugin, "MAX_SERVED_BYTES", 2500)
+    monkeypatch.setattr(plugin, "CHUNK_BYTES", 1000)  # three pieces
+    fits = bytes(range(256)) * 9 + b"<p>end</p>" * 19  # 2,494 bytes
+    own_prefix("r1/summary.json", json.dumps(summary("r1", "smoke", 1, "valid")))
+    own_prefix("r1/report/fits.html", fits)
+    own_prefix("r1/report/big.html", b"<p>" + b"x" * 2500 + b"</p>")
+    headers = bearer(auth("admin"))
+    served = client.get("/runs/r1/report/fits.html", headers=headers)
+    assert served.status_code == 200 and served.content == fits
+    assert served.headers["content-length"] == str(len(fits)) and "sandbox" in csp(served)
+    big = client.get("/runs/r1/report/big.html", headers=headers)
+    assert big.status_code == 413 and b"x" * 100 not in big.content
+    assert big.json()["detail"] == (
+        "big.html is 2,507 bytes, more than the 2,500 bytes the runs view serves: read "
+        f"s3://{plugin.run_storage().bucket}/{plugin.run_storage().prefix}/r1/report/big.html with an S3 client instead")
+
+
+NAMED = ["smoke-é-1", "漢字-ラン", "run-<i>&\"'?#x", "Ωmega_2.b"]
+NOT_LISTED = ["bidi-\u202ex", "zero\u200bwidth", "tab\tname", ".hidden", " lead", "pct%2e%2e"]
+
+
+def test_runs_of_any_script_are_listed_escaped_and_served(own_prefix, auth, client):
+    import html as html_module
+    from urllib.parse import quote
+
+    for run_id in NAMED + NOT_LISTED:
+        own_prefix(f"{run_id}/summary.json", json.dumps(summary(run_id, "smoke", 1, "valid")))
+        own_prefix(f"{run_id}/report/index.html", f"<h1>report of {run_id}</h1>")
+    headers = bearer(auth("viewer"))
+    rows = client.get("/api/runs", headers=headers).json()["runs"]
+    assert sorted(row["run_id"] for row in rows) == sorted(NAMED)
+    by_id = {row["run_id"]: row for row in rows}
+    page = client.get("/", headers=headers).text
+    rows_shown = {html_module.unescape(run_id): row for run_id, row in
+                  re.findall(r'<tr data-run-id="([^"]*)">(.*?)</tr>', page, flags=re.S)}
+    assert sorted(rows_shown) == sorted(NAMED)
+    for run_id in NAMED:
+        row = rows_shown[run_id]
+        assert html_module.unescape(re.search(r"<code>([^<]*)</code>", row)[1]) == run_id and ">valid<" in row
+        href = f"/runs/{quote(run_id, safe='')}/report/index.html"
+        assert href in [html_module.unescape(h) for h in re.findall(r'href="([^"]*)"', row)]
+        assert by_id[run_id]["report_view"] == "/regionchaos" + href
+        report = client.get(href, headers=headers)
+        assert report.status_code == 200 and report.text == f"<h1>report of {run_id}</h1>"
+    assert "<i>" not in page and "&lt;i&gt;" in page
+    for run_id in NOT_LISTED:
+        assert client.get(f"/runs/{quote(run_id, safe='')}/report/index.html", headers=headers).status_code == 404
+
+
+@pytest.mark.parametrize("run_id, listed", [
+    ("smoke-s7-manual-1", True), ("smoke-é", True), ("漢字", True), ("a b", True), ("a..b", True),
+    ("..", False), (".", False), ("", False), ("a/b", False), ("a\\b", False), ("a%2Fb", False),
+    ("x" * 255, True), ("x" * 256, False), ("a\u202eb", False), ("a\u200db", False), ("a\x00b", False),
+    ("a\nb", False), ("a\u00a0b", False), (" a", False), ("a\ud800b", False), ("a\ue000b", False),
+])
+def test_listable_run_ids(run_id, listed):
+    from regionchaos_airflow.runs import listable_run_id
+
+    assert listable_run_id(run_id) is listed

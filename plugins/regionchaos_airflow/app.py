@@ -13,9 +13,21 @@ Out: ``GET /``               an HTML table of runs: run id, scenario, seed, muta
                              the newest studies are linked above the runs table
 
 Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
-or the UI's ``_token`` cookie, checked by Airflow's own auth manager). Keys are
-whitelisted segment by segment, so nothing outside ``<prefix>/<run_id>/`` is served:
-``..``, absolute paths, backslashes and (double) percent-encoded traversal are refused.
+or the UI's ``_token`` cookie, checked by Airflow's own auth manager); the app has no
+OpenAPI schema, ``/docs`` or ``/redoc``. Keys are whitelisted segment by segment, so nothing
+outside ``<prefix>/<run_id>/`` is served: ``..``, absolute paths, backslashes and (double)
+percent-encoded traversal are refused. Run ids are the folder names under the prefix that
+`runs.listable_run_id` accepts (non-ASCII ones too), percent-encoded in every link.
+
+Limits: a stored object over `MAX_SERVED_BYTES` is refused (413, saying where to read it
+instead), smaller ones are streamed; a ``summary.json`` over `MAX_SUMMARY_BYTES`, not JSON,
+or without the fields the view reads (`runs.summary_problem`) makes its run ``unreadable``
+(listed, with the reason), never the whole view fail.
+
+Headers: every response carries ``X-Content-Type-Options: nosniff`` and a
+Content-Security-Policy: the plugin's own pages `PAGE_CSP` (nothing but their nonce'd style
+and the inline trend image; framed by Airflow's UI only), stored objects `STORED_CSP`
+(a sandbox: no script, a unique origin), anything else `DEFAULT_CSP`.
 """
 
 from __future__ import annotations
@@ -25,16 +37,19 @@ import html
 import json
 import mimetypes
 import re
+import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import MutableHeaders
 
-from regionchaos_airflow.runs import RUN_ID_RE, result_row
+from regionchaos_airflow.runs import RUN_ID_RE, listable_run_id, result_row, summary_problem, view_links
 
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
 STUDY_KEYS = ("index.html", "study.json")
@@ -44,9 +59,19 @@ _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 2000  # rows one request may ask for
 MAX_SCAN = 10_000  # run ids one request looks at (one HEAD each)
+MAX_SERVED_BYTES = 50 << 20  # a stored object larger than this is refused (413), not read into the api-server
+MAX_SUMMARY_BYTES = 4 << 20  # a summary.json or study.json larger than this is not read (unreadable)
+CHUNK_BYTES = 1 << 20  # a served object is streamed in pieces of this size
 # Stored HTML (reports, Data Docs) is data from the bucket: it runs in a sandbox (a unique origin,
 # no script), so a file planted there cannot act on Airflow's origin with the user's session.
 STORED_CSP = "sandbox; frame-ancestors 'self'"
+# The plugin's own pages: no script at all, their one <style> by nonce, the trend as a data: image,
+# the filter form to the page itself; framed by Airflow's UI (same origin) and nobody else.
+PAGE_CSP = ("default-src 'none'; style-src 'nonce-{nonce}'; img-src data:; form-action 'self'; "
+            "frame-ancestors 'self'; base-uri 'none'")
+DEFAULT_CSP = "default-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+                    "X-Frame-Options": "SAMEORIGIN", "Content-Security-Policy": DEFAULT_CSP}
 STORAGE_TTL_S = 60.0
 _bearer = HTTPBearer(auto_error=False)
 
@@ -65,11 +90,37 @@ async def require_user(
     return user
 
 
+class SecurityHeaders:
+    """ASGI middleware: `SECURITY_HEADERS` on every response of the app (401s and 404s
+    included), each unless the response set it itself (pages and stored objects set their CSP)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 app = FastAPI(
     title="regionchaos runs",
     description="Chaos runs of regional checkpoints, read from the run storage.",
     dependencies=[Depends(require_user)],
+    openapi_url=None,  # the schema, /docs and /redoc would answer without the app's dependencies (no login)
+    docs_url=None,
+    redoc_url=None,
 )
+app.add_middleware(SecurityHeaders)
 
 _storage_cache: dict[str, Any] = {}
 
@@ -87,7 +138,7 @@ def run_storage():
 
 def safe_key(run_id: str, key: str) -> str:
     """`key` if it is a servable key of run `run_id`; 404 otherwise (never a path outside)."""
-    if not RUN_ID_RE.match(run_id) or ".." in run_id:
+    if not listable_run_id(run_id):
         raise HTTPException(status_code=404, detail="no such run")
     segments = key.split("/")
     if not key or any(not _SEGMENT_RE.match(s) for s in segments):
@@ -108,8 +159,8 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
         Bucket=config.bucket, Prefix=top, Delimiter="/", PaginationConfig={"MaxItems": MAX_SCAN}
     ):
         for common in page.get("CommonPrefixes", []):
-            run_id = common["Prefix"][len(top):].rstrip("/")
-            if RUN_ID_RE.match(run_id) and contains in run_id:
+            run_id = common["Prefix"][len(top):].removesuffix("/")
+            if listable_run_id(run_id) and contains in run_id:
                 run_ids.append(run_id)
 
     def modified(run_id: str) -> tuple[str, str]:
@@ -121,12 +172,15 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
 
     def fetch(run_id: str) -> dict[str, Any]:
         try:
-            obj = client.get_object(Bucket=config.bucket, Key=f"{top}{run_id}/summary.json")
+            doc, modified, problem = _read_json(client, config.bucket, f"{top}{run_id}/summary.json")
         except client.exceptions.NoSuchKey:
             return {"run_id": run_id, "verdict": "running", "failed": [], "modified": ""}
-        row = result_row(json.loads(obj["Body"].read()))
-        row["run_id"] = run_id
-        row["modified"] = obj["LastModified"].isoformat()
+        problem = problem or summary_problem(doc)
+        if problem is not None:  # shown as such; the other runs are listed as usual
+            return {"run_id": run_id, "verdict": "unreadable", "error": problem, "failed": [], "checks": {},
+                    "modified": modified, **view_links(run_id)}
+        row = result_row(doc)
+        row.update(run_id=run_id, modified=modified, **view_links(run_id))
         return row
 
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -149,11 +203,40 @@ def list_studies(config, *, limit: int = STUDIES_LISTED) -> list[dict[str, Any]]
                 heads.append((obj["LastModified"].isoformat(), parts[1]))
     rows = []
     for modified, study_id in sorted(heads, reverse=True)[:limit]:
-        doc = json.loads(client.get_object(Bucket=config.bucket, Key=f"{STUDIES_PREFIX}/{study_id}/study.json")["Body"].read())
+        try:
+            doc, _, problem = _read_json(client, config.bucket, f"{STUDIES_PREFIX}/{study_id}/study.json")
+        except client.exceptions.NoSuchKey:
+            continue  # deleted since it was listed
+        if problem is None and not (isinstance(doc, dict) and isinstance(doc.get("cells", []), list)):
+            problem = "study.json is not an object with a list of cells"
+        if problem is not None:
+            rows.append({"study_id": study_id, "modified": modified, "unreadable": problem})
+            continue
         rows.append({"study_id": study_id, "modified": modified, "runs": len(doc.get("cells", [])),
                      "errors": doc.get("errors"), "wall_seconds": doc.get("wall_seconds"), "command": doc.get("command")})
     client.close()
     return rows
+
+
+def _read_json(client, bucket: str, key: str) -> tuple[Any, str, str | None]:
+    """(document, when it was written, None) of a stored JSON object, or (None, when, why it
+    cannot be read) for one over `MAX_SUMMARY_BYTES`, not UTF-8 JSON, or nested too deep.
+    Storage failures (and NoSuchKey) are raised."""
+    obj = client.get_object(Bucket=bucket, Key=key)
+    modified, size = obj["LastModified"].isoformat(), obj["ContentLength"]
+    name = key.rsplit("/", 1)[-1]
+    if size > MAX_SUMMARY_BYTES:
+        obj["Body"].close()
+        return None, modified, f"{name} is {size:,} bytes, more than the {MAX_SUMMARY_BYTES:,} the view reads"
+    raw = obj["Body"].read()
+    try:
+        return json.loads(raw.decode("utf-8")), modified, None
+    except UnicodeDecodeError as exc:
+        return None, modified, f"{name} is not UTF-8 text: {exc.reason} at byte {exc.start}"
+    except ValueError as exc:
+        return None, modified, f"{name} is not JSON: {exc}"
+    except RecursionError:
+        return None, modified, f"{name} is JSON nested too deep to read"
 
 
 def _unreachable(exc: Exception) -> HTTPException:
@@ -183,33 +266,53 @@ def api_runs(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), q: str = Que
 @app.get("/runs/{run_id}/{key:path}", name="run_object")
 def run_object(run_id: str, key: str) -> Response:
     key = safe_key(run_id, key)
-    return _stored(lambda config, store: store.for_run(config, run_id), key, "no such object")
+    return _stored(lambda config: config.run_prefix(run_id) + key, "no such object")
 
 
 @app.get("/studies/{study_id}/{key}", name="study_object")
 def study_object(study_id: str, key: str) -> Response:
     if not RUN_ID_RE.match(study_id) or ".." in study_id or key not in STUDY_KEYS:
         raise HTTPException(status_code=404, detail="no such study object")
-    return _stored(lambda config, store: store(config, f"{STUDIES_PREFIX}/{study_id}"), key, "no such study object")
+    return _stored(lambda config: f"{STUDIES_PREFIX}/{study_id}/{key}", "no such study object")
 
 
-def _stored(open_store, key: str, missing: str) -> Response:
-    """One object from the run storage (``open_store(config, ObjectStore)`` picks the prefix),
-    served sandboxed: 503 without storage or when it is unreachable, 404 when it is missing."""
+_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+
+
+def _stored(bucket_key, missing: str) -> Response:
+    """One object from the run storage (``bucket_key(config)``: its key, already checked),
+    streamed sandboxed: 503 without storage or when it is unreachable, 404 when it is missing,
+    413 when it is over `MAX_SERVED_BYTES`."""
     config = run_storage()
     if config is None:
         raise _no_storage()
-    from regionchaos.storage import ObjectStore
-
+    key = bucket_key(config)
+    client = config.client()
     try:
-        body = open_store(config, ObjectStore).get_or_none(key)
+        obj = client.get_object(Bucket=config.bucket, Key=key)
     except Exception as exc:
+        client.close()
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") in _MISSING_CODES:
+            raise HTTPException(status_code=404, detail=missing) from exc
         raise _unreachable(exc) from exc
-    if body is None:
-        raise HTTPException(status_code=404, detail=missing)
+    size = obj["ContentLength"]
+    if size > MAX_SERVED_BYTES:
+        obj["Body"].close()
+        client.close()
+        raise HTTPException(status_code=413, detail=(
+            f"{key.rsplit('/', 1)[-1]} is {size:,} bytes, more than the {MAX_SERVED_BYTES:,} bytes the runs view "
+            f"serves: read s3://{config.bucket}/{key} with an S3 client instead"))
+
+    def chunks():
+        try:  # botocore's stream checks that exactly ContentLength bytes arrive
+            yield from obj["Body"].iter_chunks(CHUNK_BYTES)
+        finally:
+            obj["Body"].close()
+            client.close()
+
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    headers = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": STORED_CSP}
-    return Response(body, media_type=media_type, headers=headers)
+    headers = {"Content-Length": str(size), "Content-Security-Policy": STORED_CSP}
+    return StreamingResponse(chunks(), media_type=media_type, headers=headers)
 
 
 @app.get("/", response_class=HTMLResponse)
@@ -221,13 +324,12 @@ def index(request: Request, q: str = Query("", max_length=200),
     mutant, the nightly trend (`trend`), and links to the newest studies."""
     config = run_storage()
     if config is None:
-        body = f"<p>{html.escape(_no_storage().detail)}</p>"
-        return HTMLResponse(_page(body), status_code=503)
+        return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
     try:
         rows = list_runs(config, limit=limit, contains=q)
         studies = list_studies(config)
     except Exception as exc:
-        return HTMLResponse(_page(f"<p>{html.escape(_unreachable(exc).detail)}</p>"), status_code=503)
+        return _html(lambda nonce: _page(f"<p>{html.escape(_unreachable(exc).detail)}</p>", nonce), status_code=503)
     from regionchaos.scenario import INVARIANTS
     from regionchaos_airflow.trend import nightly_points, trend_png
 
@@ -235,13 +337,21 @@ def index(request: Request, q: str = Query("", max_length=200),
     options = {name: sorted({_shown_value(r, name) for r in rows} - {""}) for name in chosen}
     shown = [r for r in rows if all(not want or _shown_value(r, name) == want for name, want in chosen.items())]
     points = nightly_points(shown)
-    page = _template("runs.html.j2").render(
-        rows=shown, total=len(rows), studies=studies, q=q, chosen=chosen, invariants=INVARIANTS,
+    trend = trend_png(points)
+    return _html(lambda nonce: _template("runs.html.j2").render(
+        nonce=nonce, rows=shown, total=len(rows), studies=studies, q=q, chosen=chosen, invariants=INVARIANTS,
         selects=[("scenario", "scenario", options["scenario"]), ("verdict", "verdict", options["verdict"]),
                  ("mutant", "mutant", options["mutant"])],
-        trend=trend_png(points), nightly_count=len(points), base=request.scope.get("root_path", "").rstrip("/"),
-        where=f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}")
-    return HTMLResponse(page)
+        trend=trend, nightly_count=len(points), base=request.scope.get("root_path", "").rstrip("/"),
+        where=f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}"))
+
+
+def _html(render, status_code: int = 200) -> HTMLResponse:
+    """A page of the plugin: ``render(nonce)`` gives its HTML, whose one ``<style>`` carries the
+    nonce; served with `PAGE_CSP` for that nonce (a new one per response)."""
+    nonce = secrets.token_urlsafe(18)
+    return HTMLResponse(render(nonce), status_code=status_code,
+                        headers={"Content-Security-Policy": PAGE_CSP.format(nonce=nonce)})
 
 
 def _shown_value(row: dict[str, Any], name: str) -> str:
@@ -257,13 +367,15 @@ def _template(name: str):
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
                              autoescape=True)
+    env.filters["segment"] = lambda value: quote(str(value), safe="")  # one URL path segment
     return env.get_template(name)
 
 
-def _page(body: str) -> str:
+def _page(body: str, nonce: str) -> str:
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>regionchaos runs</title>"
-        "<style>body{font-family:system-ui,sans-serif;margin:1.5rem}"
+        f"<style nonce='{nonce}'>"
+        "body{font-family:system-ui,sans-serif;margin:1.5rem}"
         "table{border-collapse:collapse}td,th{border-bottom:1px solid #d0d7de;padding:.35rem .6rem;"
         "text-align:left;vertical-align:top}code{font-size:.9em}</style></head>"
         f"<body><h1>Chaos runs</h1>{body}</body></html>"

@@ -1,19 +1,64 @@
 """Run ids keyed by the Airflow run, result rows, and the DAG-level judgements.
 
-In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DESIGN.md).
-Out: storage-safe run ids (`run_key`), compact result rows (`result_row`), and the lists
-     of problems that fail the nightly and swarm summary tasks (`judge_nightly`,
-     `judge_swarm`). Pure functions: no Airflow, no storage.
+In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DESIGN.md),
+     folder names found under the runs prefix.
+Out: storage-safe run ids (`run_key`), whether a stored folder is shown and served as a run
+     (`listable_run_id`), why a stored summary cannot be shown (`summary_problem`), compact
+     result rows (`result_row`), and the lists of problems that fail the nightly and swarm
+     summary tasks (`judge_nightly`, `judge_swarm`). Pure functions: no Airflow, no storage.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import unicodedata
+from typing import Any, Literal
+from urllib.parse import quote
+
+import pydantic
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 PLUGIN_PREFIX = "/regionchaos"
+LISTED_RUN_ID_MAX_CHARS = 255
+# Letters, marks, digits, punctuation and symbols of any script; no control, format (bidi
+# overrides, zero-width), separator other than the plain space, private-use, surrogate or
+# unassigned code point.
+_LISTED_CATEGORIES = frozenset("LMNPS")
+_NOT_IN_A_LISTED_ID = frozenset("/\\%")
+
+
+class _StoredCheck(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(strict=True, extra="allow")
+    name: str
+    success: bool | None
+    failed_rules: list[str] | None = None
+
+
+class _StoredSummary(pydantic.BaseModel):
+    """The fields of a stored summary the view reads (`summary_problem`)."""
+
+    model_config = pydantic.ConfigDict(strict=True, extra="allow")
+    run_id: str
+    scenario: str | None
+    seed: int | None
+    mutant: str | None
+    verdict: Literal["valid", "invalid", "unknown"]
+    checks: list[_StoredCheck]
+    stats: dict[str, Any] | None = None
+
+
+def listable_run_id(run_id: str) -> bool:
+    """Whether a folder name under the runs prefix is listed and served as a run.
+
+    Wider than `RUN_ID_RE` (what new runs are named): runs stored under other names, such
+    as non-ASCII ones, are still shown. Never a path: no ``/``, ``\\`` or ``%``, no leading
+    ``.`` (so no ``.`` or ``..``), no leading space, at most `LISTED_RUN_ID_MAX_CHARS`.
+    """
+    if not run_id or len(run_id) > LISTED_RUN_ID_MAX_CHARS or run_id[0] in ". ":
+        return False
+    return all(ch == " " or (unicodedata.category(ch)[0] in _LISTED_CATEGORIES and ch not in _NOT_IN_A_LISTED_ID)
+               for ch in run_id)
 
 
 def run_key(*parts: object) -> str:
@@ -34,8 +79,9 @@ def failed_invariants(summary: dict[str, Any]) -> list[str]:
 
 
 def view_links(run_id: str) -> dict[str, str]:
-    """Where the plugin serves a run's report, Data Docs and summary (relative to the API root)."""
-    base = f"{PLUGIN_PREFIX}/runs/{run_id}"
+    """Where the plugin serves a run's report, Data Docs and summary (relative to the API root;
+    the run id percent-encoded as one path segment)."""
+    base = f"{PLUGIN_PREFIX}/runs/{quote(run_id, safe='')}"
     return {
         "report_view": f"{base}/report/index.html",
         "datadocs_view": f"{base}/datadocs/index.html",
@@ -47,11 +93,39 @@ def checkpoint_success_rate(summary: dict[str, Any]) -> float | None:
     """Completed / triggered checkpoints of a run, as its validated history counts them
     (``stats.history_counts``; the emulator's own counts only if those are missing)."""
     stats = summary.get("stats") or {}
-    counts = stats.get("history_counts") or stats
-    triggered = counts.get("triggered")
+    counts = (stats.get("history_counts") or stats) if isinstance(stats, dict) else None
+    if not isinstance(counts, dict):
+        return None
+    triggered, completed = counts.get("triggered"), (counts.get("global", 0), counts.get("regional", 0))
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in (triggered, *completed)):
+        return None
     if not triggered:
         return None
-    return round((counts.get("global", 0) + counts.get("regional", 0)) / triggered, 4)
+    return round(sum(completed) / triggered, 4)
+
+
+def summary_problem(summary: Any) -> str | None:
+    """Why a stored summary cannot be shown as a run, in a sentence; None if it can.
+
+    A summary is shown when it is a JSON object with the fields of the ``summary.json`` contract
+    the view reads (DESIGN.md): ``run_id``, ``scenario``, ``mutant`` (text or null), ``seed`` (an
+    integer or null), ``verdict`` (valid, invalid or unknown) and ``checks`` (objects with a
+    ``name`` and a ``success`` of true, false or null).
+    """
+    if not isinstance(summary, dict):
+        return f"summary.json is not a JSON object but {_json_kind(summary)}"
+    try:
+        _StoredSummary.model_validate(summary)
+    except pydantic.ValidationError as exc:
+        first, more = exc.errors()[0], exc.error_count() - 1
+        where = ".".join(str(part) for part in first["loc"])
+        return f"summary.json field {where}: {first['msg']}" + (f" (and {more} more)" if more else "")
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def nightly_key(row: dict[str, Any]) -> str | None:

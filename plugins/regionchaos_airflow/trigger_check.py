@@ -14,8 +14,12 @@ In:  ``POST .../api/v2/dags/{dag_id}/dagRuns`` (the UI's trigger form and the RE
 Out: a conf with errors, from a caller allowed to trigger that DAG: ``400`` with
      ``{"detail": "<one line per field: Title (param): reason>", "errors": [{"param",
      "title", "reason"}, ...]}``; the trigger form shows ``detail``. No run is created.
-     Anything else (a good conf, a body that is not a JSON object, a caller without the
-     right to trigger, a body over `MAX_BODY` bytes) goes on to Airflow with its body
+     A body the check cannot read is refused the same way, whoever sends it, so nothing
+     unchecked reaches Airflow: over `MAX_BODY` bytes (declared or sent, chunked too:
+     ``413``), not UTF-8, not JSON, or cut short by the client (``400``), each with a
+     ``detail`` sentence and ``errors: []``.
+     Anything else (a good conf, JSON that is not an object or whose conf is not an
+     object, a caller without the right to trigger) goes on to Airflow with its body
      unchanged, so Airflow answers for authentication, authorization and malformed requests
      exactly as it would without the plugin.
 """
@@ -37,7 +41,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Authorize = Callable[[Scope, str], Awaitable[bool]]
 
-MAX_BODY = 1 << 20  # a trigger body is a few KiB; a larger one is Airflow's to refuse
+MAX_BODY = 1 << 20  # a trigger body is a few KiB; a larger one is refused (413), never passed on unchecked
 TRIGGER_PATH = re.compile(r"/api/v2/dags/(?P<dag_id>[^/]+)/dagRuns/?$")
 BACKFILL_PATH = re.compile(r"/api/v2/backfills(?:/dry_run)?/?$")
 
@@ -77,6 +81,28 @@ def _target(scope: Scope, body: Any) -> tuple[str, Any] | None:
     return None
 
 
+def _unreadable(status: int, reason: str) -> JSONResponse:
+    """The refusal of a trigger body the check cannot read (`status` 400 or 413)."""
+    return JSONResponse(status_code=status, content={
+        "detail": f"Trigger refused before any run was created: {reason}. Send the form as a JSON object "
+                  f"of at most {MAX_BODY:,} bytes, UTF-8 encoded.",
+        "errors": []})
+
+
+def _unread(scope: Scope) -> JSONResponse | None:
+    """The 413 for a body whose declared length is over `MAX_BODY` (nothing read), else None."""
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-length":
+            try:
+                declared = int(value)
+            except ValueError:
+                return _unreadable(400, "the Content-Length header is not a number")
+            if declared > MAX_BODY:
+                return _unreadable(413, f"the request body is {declared:,} bytes, over the {MAX_BODY:,} a "
+                                        "trigger form may hold")
+    return None
+
+
 class TriggerFormCheck:
     """ASGI middleware: a DAG run's conf gets the DAG's whole-form check before Airflow sees it.
 
@@ -107,32 +133,42 @@ class TriggerFormCheck:
             await self.app(scope, receive, send)
             return
         messages: list[Message] = []
-        size, complete = 0, False
-        while size <= MAX_BODY:
+        response = _unread(scope)
+        size = 0
+        while response is None:
             message = await receive()
             messages.append(message)
-            if message["type"] != "http.request":
-                break  # the client went away: let Airflow see it
+            if message["type"] != "http.request":  # the client went away mid-body
+                response = _unreadable(400, "the request body was cut short: the client disconnected")
+                break
             size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                complete = True
+            if size > MAX_BODY:  # chunked, or more than declared: stop reading here
+                response = _unreadable(413, f"the request body is over the {MAX_BODY:,} bytes a trigger "
+                                            "form may hold")
+            elif not message.get("more_body", False):
                 break
 
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()
 
-        response = await self._refusal(scope, messages) if complete and size <= MAX_BODY else None
+        if response is None:
+            response = await self._refusal(scope, b"".join(m.get("body", b"") for m in messages))
         if response is None:
             await self.app(scope, replay, send)
         else:
             await response(scope, replay, send)
 
-    async def _refusal(self, scope: Scope, messages: list[Message]) -> JSONResponse | None:
-        """The 400 for a conf with errors; None to let the request through."""
+    async def _refusal(self, scope: Scope, raw: bytes) -> JSONResponse | None:
+        """The 400 for a conf with errors or a body that is not UTF-8 JSON; None to let the
+        request through."""
         try:
-            body = json.loads(b"".join(m.get("body", b"") for m in messages) or b"null")
-        except ValueError:
-            return None
+            body = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return _unreadable(400, f"the request body is not UTF-8: {exc.reason} at byte {exc.start}")
+        except ValueError as exc:
+            return _unreadable(400, f"the request body is not JSON: {exc}")
+        except RecursionError:
+            return _unreadable(400, "the request body is JSON nested too deep to read")
         target = _target(scope, body)
         if target is None or target[0] not in self.checks:
             return None
