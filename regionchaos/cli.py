@@ -42,6 +42,7 @@ MAX_SWARM_SEEDS = 1_000_000  # a swarm of a million smoke seeds takes hours on a
 MAX_PARTITIONS = 100_000
 # http(s)://host[:port][/]: a DNS name, an IPv4 address or a bracketed IPv6 address, nothing after the port
 _ENDPOINT_RE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?/?\Z")
+_SET_KEY_RE = re.compile(r"[A-Za-z0-9._-]+\Z")  # field paths (faults.decline) and Flink keys
 _BUCKET_RE = re.compile(r"[A-Za-z0-9._-]{1,255}\Z")  # what botocore accepts as a bucket name (ARNs aside)
 
 
@@ -55,6 +56,8 @@ def _overrides(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise _bad("--set", f"expected KEY=VALUE, got {pair!r}")
+        if not _SET_KEY_RE.match(key.strip()):
+            raise _bad("--set", f"{key.strip()!r} is not a field or Flink key (letters, digits, '.', '_' and '-')")
         out[key.strip()] = parse_value(value, key=key.strip())
     return out
 
@@ -537,9 +540,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _say(console: Console, label: str, text: str) -> None:
     """``label`` in red, then ``text`` exactly as it is (no markup parsed in it); plain stderr if
-    the console itself fails."""
+    the console itself fails. Text from argv may hold surrogates (bytes that are not UTF-8):
+    printed as backslash escapes."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     try:
-        console.print(f"[red]{escape(label)}[/red] {escape(text)}", highlight=False)
+        console.print(f"[red]{escape(label)}[/red] {escape(text)}", highlight=False, soft_wrap=True)
     except Exception:  # noqa: BLE001 - the reason must reach the user whatever the console does
         print(f"{label} {text}", file=sys.stderr)
 
