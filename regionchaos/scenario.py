@@ -457,7 +457,7 @@ def _duplicate_keys(root: yaml.Node) -> list[tuple[str, str]]:
 def load_yaml(text: str, field: str = "scenario", source: str | None = None) -> Any:
     """``text`` as YAML through `StrictLoader`, duplicate keys refused: the document, or a
     ScenarioError naming ``field`` (and, for a duplicate, the key's path under it)."""
-    where = f"{source} " if source else ""
+    where = f"{source}" if source else "the value"
     loader = StrictLoader(text)
     try:
         node = loader.get_single_node()
@@ -469,9 +469,9 @@ def load_yaml(text: str, field: str = "scenario", source: str | None = None) -> 
             raise ScenarioError([(prefix + path, reason) for path, reason in dups])
         return loader.construct_document(node)
     except _YamlRefused as exc:
-        raise ScenarioError([(field, f"{where}is refused: {exc.reason}".strip())]) from None
+        raise ScenarioError([(field, f"{where} is refused: {exc.reason}")]) from None
     except RecursionError:
-        raise ScenarioError([(field, f"{where}is nested too deeply to read".strip())]) from None
+        raise ScenarioError([(field, f"{where} is nested too deeply to read")]) from None
     finally:
         loader.dispose()
 

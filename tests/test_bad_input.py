@@ -112,7 +112,8 @@ FILES = {  # file name -> how to make it in the working directory
     "dir.yaml": lambda p: p.mkdir(),
     "zero.yaml": lambda p: p.symlink_to("/dev/zero"),
     "fifo.yaml": lambda p: os.mkfifo(p),
-    "big.yaml": lambda p: p.write_text("name: big\ndescription: " + "x" * (MAX_SCENARIO_BYTES + 10) + "\n"),
+    "big.yaml": lambda p: (p.write_text("name: big\n"), os.truncate(p, MAX_SCENARIO_BYTES + 1)),  # sparse
+    "huge.yaml": lambda p: (p.write_text("name: huge\n"), os.truncate(p, 50 << 20)),  # 50 MB, sparse
     "markup.yaml": lambda p: p.write_text("name: 'a[/b]'\n"),
     "evil.yaml": lambda p: p.write_text("name: ../../evil\n"),
     "absolute.yaml": lambda p: p.write_text("name: /tmp/evil\n"),
@@ -184,6 +185,7 @@ ISSUE_CASES = [  # (id, argv after the storage options, field, reason phrase)
     # hangs before the fix
     ("fifo", ["run", "--scenario", "fifo.yaml"], "scenario", "is a FIFO"),
     ("file-over-1-mib", ["run", "--scenario", "big.yaml"], "scenario", "larger than 1,048,576 bytes (1 MiB)"),
+    ("file-50-mb", ["run", "--scenario", "huge.yaml"], "scenario", "larger than 1,048,576 bytes (1 MiB)"),
     ("swarm-seeds-1e9", ["swarm", "--seeds", "1000000000"], "--seeds", "must be 1 to 1,000,000"),
     # argparse's own refusals: exit 2, the option named
     ("seed-not-int", RUN + ["--seed", "[/x]"], "--seed", "invalid int value"),

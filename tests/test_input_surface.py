@@ -289,3 +289,31 @@ def test_a_hostile_run_id_is_refused_and_another_runs_objects_are_untouched(buck
         assert not any(tmp_path.iterdir())
     finally:
         victim.delete_many(victim.list_keys(""))
+
+
+def _job(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "spark_jobs" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"job_{name}", path)
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    return job
+
+
+@pytest.mark.parametrize("job", ["emulate", "validate"])
+def test_the_cluster_jobs_refuse_a_hostile_run_id_before_touching_storage(bucket, capsys, job):
+    """spark_jobs/emulate.py and validate.py take --run-id from the DAG's spark-submit: same grammar."""
+    victim = ObjectStore.for_run(bucket, "victim-run")
+    for key, body in VICTIM.items():
+        victim.put(key, body)
+    try:
+        argv = ["--run-id", "victim-run/report", "--s3-endpoint", bucket.endpoint_url, "--bucket", bucket.bucket]
+        code = _job(job).main((["--scenario", "smoke"] if job == "emulate" else []) + argv)
+        assert code == 2
+        assert "--run-id" in capsys.readouterr().err
+        assert sorted(objects(bucket)) == sorted(f"runs/victim-run/{k}" for k in VICTIM)
+        assert {k: victim.get(k) for k in VICTIM} == VICTIM
+    finally:
+        victim.delete_many(victim.list_keys(""))
