@@ -369,9 +369,9 @@ def print_summary(summary: dict, console: Console) -> None:
 
 
 def cmd_pin(args, console: Console) -> int:
+    checked = check_pin(args)
     from .schedule import pin, to_yaml
 
-    checked = check_pin(args)
     scenario, mutant, out = checked["scenario"], checked["mutant"], checked["out"]
     pinned, stats = pin(scenario, mutant)
     _write_out(out, to_yaml(pinned))
@@ -384,10 +384,10 @@ def cmd_pin(args, console: Console) -> int:
 
 
 def cmd_shrink(args, console: Console) -> int:
-    from .schedule import to_yaml
-    from .shrink import shrink
-
     checked = check_shrink(args)
+    from .schedule import to_yaml
+    from .shrink import shrink  # after the checks: a refusal answers without these imports
+
     scenario, mutant, overrides, out = checked["scenario"], checked["mutant"], checked["overrides"], checked["out"]
     result = shrink(scenario, mutant, args.invariant, console=console, max_rounds=args.max_rounds)
     shrunk = result.shrunk.model_copy(update={"name": f"{scenario.name}-s{scenario.seed}-shrunk"})
@@ -410,9 +410,9 @@ def cmd_shrink(args, console: Console) -> int:
 
 
 def cmd_replay(args, console: Console) -> int:
+    check_replay(args)
     from .replay import replay_seed
 
-    check_replay(args)
     summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
                           console=None if args.json else console)
     if args.json:
@@ -432,9 +432,9 @@ def cmd_replay(args, console: Console) -> int:
 
 
 def cmd_swarm(args, console: Console) -> int:
-    from .fastswarm import fast_swarm
-
     checked = check_swarm(args)
+    from .fastswarm import fast_swarm  # after the checks: a refused count answers without this import
+
     result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
                         storage=_storage(args), partitions=args.partitions, console=None if args.json else console,
                         local_dir=args.local_dir)

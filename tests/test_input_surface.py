@@ -28,7 +28,7 @@ from regionchaos.scenario import MUTANTS, ScenarioError
 from regionchaos.storage import ObjectStore, StorageConfig
 from regionchaos.storage.embedded import create_bucket
 
-SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
