@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
-from .runid import check_run_id
+from .runid import check_run_id, run_id_problem
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
 
 EPILOG = "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
@@ -294,7 +294,9 @@ def check_swarm(args) -> dict:
 
     scenario = load(args.scenario, overrides=SWARM_OVERRIDES)  # as fast_swarm loads it: fail fast on a bad name
     sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
-    check_run_id(sid, "--scenario")  # the swarm's prefix is made from the file's name
+    problem = run_id_problem(sid)  # the swarm's prefix is made from the file's name
+    if problem is not None:
+        raise _bad("--scenario", f"the swarm id made from the file name, {sid!r}, is not an id: it {problem}")
     return {"scenario": scenario, "mutant": mutant, "swarm_id": sid}
 
 

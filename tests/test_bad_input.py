@@ -122,6 +122,7 @@ FILES = {  # file name -> how to make it in the working directory
     "alias.yaml": lambda p: p.write_text("name: a\nfaults: &f {decline: 0.1}\nexpect: *f\n"),
     "overflow.yaml": lambda p: p.write_text(f"name: overflow\nworkload:\n  records_per_interval: [1, {2**62}]\n"),
     "a-file": lambda p: p.write_text("not a folder\n"),
+    "a b.yaml": lambda p: p.write_text("name: ab\n"),
     "not-json/swarms/s1/summary.json": lambda p: p.write_text("{not json"),
     "list/swarms/s1/summary.json": lambda p: p.write_text("[]"),
     "hostile/swarms/s1/summary.json": lambda p: p.write_text(
@@ -174,6 +175,8 @@ ISSUE_CASES = [  # (id, argv after the storage options, field, reason phrase)
     ("swarm-seeds-zero", ["swarm", "--seeds", "0"], "--seeds", "must be 1 to 1,000,000"),
     ("run-local-dir-file", RUN + ["--local-dir", "a-file"], "--local-dir", "is a file"),
     ("run-local-dir-under-file", RUN + ["--local-dir", "a-file/x"], "--local-dir", "not a directory"),
+    ("swarm-file-name", ["swarm", "--seeds", "2", "--scenario", "a b.yaml"], "--scenario",
+     "the swarm id made from the file name"),
     ("swarm-local-dir-file", ["swarm", "--seeds", "2", "--local-dir", "a-file"], "--local-dir", "is a file"),
     # accepted silently before the fix
     ("duplicate-key", ["run", "--scenario", "dup.yaml"], "faults.decline", "duplicate key (lines 4 and 5)"),
