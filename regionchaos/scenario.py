@@ -5,6 +5,12 @@ In:  a YAML file from the catalogue (``scenarios/*.yaml``), a path, or a dict
 Out: a validated, immutable :class:`Scenario`, or a :class:`ScenarioError`
      that names every offending field and the reason.
 
+A file is checked before it is read (`read_scenario_file`: a regular file of at most
+`MAX_SCENARIO_BYTES`, UTF-8; a FIFO or /dev/zero never blocks) and parsed by `load_yaml`
+(`StrictLoader`: at most `MAX_YAML_DEPTH` levels, no aliases, no duplicate keys); ``--set``
+values go through the same loader. A scenario's ``name`` follows the run-id grammar
+(`regionchaos.runid`): it starts every default run id.
+
 Checkpoint settings use Flink's configuration key names verbatim (the
 ``flink`` mapping), so a scenario reads like a ``flink-conf.yaml`` next to the
 job topology, the workload, the fault mix and the rescale plan.
