@@ -12,6 +12,12 @@
 
 Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure
 error or unknown verdict.
+
+Every option is checked before the first write (an object on the store or a local file):
+bad input is exit 2 with the field named (docs/INPUTS.md lists what was tried). Text the
+user typed is escaped before it reaches the console (Rich markup such as ``[/x]`` prints as
+typed), and an unexpected exception ends as exit 3 with a one-line reason, never a traceback
+(REGIONCHAOS_DEBUG=1 prints it).
 """
 
 from __future__ import annotations
@@ -19,25 +25,110 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from . import runner
+from .runid import check_run_id, run_id_problem
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
 
 EPILOG = "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
+MAX_SEED = 2**63 - 1  # a Java long, as the scenario's seed field
+MAX_SWARM_SEEDS = 1_000_000  # a swarm of a million smoke seeds takes hours on a laptop; split bigger ones
+MAX_PARTITIONS = 100_000
+# http(s)://host[:port][/]: a DNS name, an IPv4 address or a bracketed IPv6 address, nothing after the port
+_ENDPOINT_RE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?/?\Z")
+_SET_KEY_RE = re.compile(r"[A-Za-z0-9._-]+\Z")  # field paths (faults.decline) and Flink keys
+_BUCKET_RE = re.compile(r"[A-Za-z0-9._-]{1,255}\Z")  # what botocore accepts as a bucket name (ARNs aside)
+
+
+def _bad(field: str, reason: str) -> ScenarioError:
+    return ScenarioError([(field, reason)], what="input")
 
 
 def _overrides(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ScenarioError([("--set", f"expected KEY=VALUE, got {pair!r}")])
-        out[key.strip()] = parse_value(value)
+        if not sep or not key.strip():
+            raise _bad("--set", f"expected KEY=VALUE, got {pair!r}")
+        if not _SET_KEY_RE.match(key.strip()):
+            raise _bad("--set", f"{key.strip()!r} is not a field or Flink key (letters, digits, '.', '_' and '-')")
+        out[key.strip()] = parse_value(value, key=key.strip())
     return out
+
+
+def check_endpoint(value: str | None) -> str | None:
+    """``--s3-endpoint``: None or empty (the embedded server), else http(s)://host[:port]."""
+    if not value:
+        return None
+    match = _ENDPOINT_RE.match(value)
+    if match is None:
+        raise _bad("--s3-endpoint", f"must be http://HOST[:PORT] or https://HOST[:PORT], got {value!r}")
+    if match.group(2) is not None and not 1 <= int(match.group(2)) <= 65535:
+        raise _bad("--s3-endpoint", f"the port must be 1 to 65535, got {match.group(2)} in {value!r}")
+    return value
+
+
+def check_bucket(value: str) -> str:
+    if not isinstance(value, str) or not _BUCKET_RE.match(value):
+        raise _bad("--bucket", f"must be 1 to 255 letters, digits, '.', '_' or '-', got {value!r}")
+    return value
+
+
+def check_local_dir(value: str | None) -> str | None:
+    """``--local-dir``: a directory, or a path whose nearest existing ancestor is a writable
+    directory (it is created when the run ends); never a file."""
+    if value is None:
+        return None
+    if not value or "\0" in value:
+        raise _bad("--local-dir", f"must name a directory, got {value!r}")
+    path = Path(value)
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        what = "is a file" if probe == path else f"is under {str(probe)!r}, which is not a directory"
+        raise _bad("--local-dir", f"must be a directory, but {value!r} {what}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise _bad("--local-dir", f"{str(probe)!r} is not writable")
+    return value
+
+
+def check_out(value: str) -> str:
+    """``--out``: a file to write in an existing, writable folder (overwritten if it is a file)."""
+    if not value or "\0" in value:
+        raise _bad("--out", f"must name a file, got {value!r}")
+    path = Path(value)
+    if path.is_dir() or value.endswith(("/", os.sep)):
+        raise _bad("--out", f"{value!r} is a directory; name a file to write")
+    if os.path.lexists(path) and not path.is_file():
+        raise _bad("--out", f"{value!r} exists and is not a regular file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise _bad("--out", f"the folder {str(folder)!r} of {value!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _bad("--out", f"the folder {str(folder)!r} of {value!r} is not writable")
+    return value
+
+
+def _write_out(out: str, text: str) -> None:
+    try:
+        with open(out, "w") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _bad("--out", f"cannot write {out!r}: {exc.strerror or exc}") from None
+
+
+def check_storage_args(args) -> None:
+    """The options every storage command shares, before anything is written."""
+    args.s3_endpoint = check_endpoint(args.s3_endpoint)
+    check_bucket(args.bucket)
+    check_local_dir(args.local_dir)
 
 
 def _csv(kind):
@@ -149,10 +240,101 @@ def _storage(args):
     return StorageConfig(endpoint_url=args.s3_endpoint or None, bucket=args.bucket)
 
 
-def cmd_run(args, console: Console) -> int:
+# -- the checks: everything a command needs, before its first write ------------------------------
+
+def check_run(args) -> dict:
+    """`run`: the scenario, mutant, overrides and run id, or a ScenarioError (nothing written)."""
+    check_storage_args(args)
+    overrides = _overrides(args.overrides)
+    mutant = check_mutant(args.mutant)
+    if args.run_id is not None:
+        check_run_id(args.run_id, "--run-id")
+    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    run_id = args.run_id or runner.default_run_id(scenario, mutant)
+    if scenario.compare_regional_off:  # the B side's prefix is RUN_ID-regional-off
+        check_run_id(run_id + "-regional-off", "--run-id")
+    return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "run_id": run_id}
+
+
+def check_pin(args) -> dict:
     overrides = _overrides(args.overrides)
     mutant = check_mutant(args.mutant)
     scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-pinned.yaml")
+    return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
+
+
+def check_shrink(args) -> dict:
+    from .scenario import INVARIANTS
+
+    overrides = _overrides(args.overrides)
+    mutant = check_mutant(args.mutant)
+    if args.invariant is not None and args.invariant not in INVARIANTS:
+        raise _bad("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")
+    if args.max_rounds < 1:
+        raise _bad("--max-rounds", f"must be at least 1, got {args.max_rounds}")
+    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-shrunk.yaml")
+    return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
+
+
+def check_swarm(args) -> dict:
+    check_storage_args(args)
+    if not 1 <= args.seeds <= MAX_SWARM_SEEDS:
+        raise _bad("--seeds", f"must be 1 to {MAX_SWARM_SEEDS:,} (run bigger swarms as several), got {args.seeds}")
+    if not 0 <= args.first_seed <= MAX_SEED:
+        raise _bad("--first-seed", f"must be 0 to 2**63-1 (a seed is a Java long), got {args.first_seed}")
+    if args.first_seed + args.seeds - 1 > MAX_SEED:
+        raise _bad("--first-seed", f"the last seed, {args.first_seed} + {args.seeds} - 1, is beyond 2**63-1; "
+                                   f"--first-seed may be at most {MAX_SEED - args.seeds + 1} for {args.seeds} seeds")
+    if args.partitions is not None and not 1 <= args.partitions <= MAX_PARTITIONS:
+        raise _bad("--partitions", f"must be 1 to {MAX_PARTITIONS:,}, got {args.partitions}")
+    mutant = check_mutant(args.mutant)
+    from .fastswarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
+
+    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)  # as fast_swarm loads it: fail fast on a bad name
+    sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
+    problem = run_id_problem(sid)  # the swarm's prefix is made from the file's name
+    if problem is not None:
+        raise _bad("--scenario", f"the swarm id made from the file name, {sid!r}, is not an id: it {problem}")
+    return {"scenario": scenario, "mutant": mutant, "swarm_id": sid}
+
+
+def check_replay(args) -> dict:
+    check_storage_args(args)
+    check_run_id(args.swarm_id, "SWARM_ID")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise _bad("--seed", f"must be 0 to 2**63-1, got {args.seed}")
+    return {}
+
+
+def check_study(args) -> dict:
+    from .study import plan_from_options
+
+    check_storage_args(args)
+    plan = plan_from_options(policies=args.policies, probabilities=args.probabilities, parallelism=args.parallelism,
+                             seeds=args.seeds, first_seed=args.first_seed, checkpoints=args.checkpoints,
+                             crash=args.crash)
+    return {"plan": plan}
+
+
+CHECKS = {"run": check_run, "pin": check_pin, "shrink": check_shrink, "swarm": check_swarm, "replay": check_replay,
+          "study": check_study}
+
+
+def check(argv: list[str]) -> dict:
+    """Parse ``argv`` and run its command's checks without running it: what the command would
+    run with (``scenario``, ``run_id`` ...), or a ScenarioError (exit 2 in `main`); argparse's
+    own refusals raise SystemExit(2). Nothing is written."""
+    args = build_parser().parse_args(argv)
+    return CHECKS[args.command](args) if args.command in CHECKS else {}
+
+
+# -- the commands ---------------------------------------------------------------------------------
+
+def cmd_run(args, console: Console) -> int:
+    checked = check_run(args)
+    scenario, mutant, overrides = checked["scenario"], checked["mutant"], checked["overrides"]
     extra = ["--s3-endpoint", args.s3_endpoint] if args.s3_endpoint else []
     replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant, extra)
     summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
@@ -166,57 +348,49 @@ def cmd_run(args, console: Console) -> int:
 
 def print_summary(summary: dict, console: Console) -> None:
     colour = {"valid": "green", "invalid": "red"}.get(summary["verdict"], "yellow")
-    console.print(f"verdict: [bold {colour}]{summary['verdict']}[/bold {colour}]  ({summary['run_id']})")
+    console.print(f"verdict: [bold {colour}]{escape(str(summary['verdict']))}[/bold {colour}]  "
+                  f"({escape(str(summary['run_id']))})")
     for check in summary.get("checks", []):
         mark = {True: "[green]ok[/green]", False: "[red]FAILED[/red]"}.get(check.get("success"), "[yellow]unknown[/yellow]")
-        console.print(f"  {mark:<24} {check['name']}  unexpected={check.get('unexpected_count')}")
+        console.print(f"  {mark:<24} {escape(str(check['name']))}  unexpected={check.get('unexpected_count')}")
     if summary.get("error"):
-        console.print(f"[yellow]error (verdict unknown):[/yellow] {summary['error']}")
+        console.print(f"[yellow]error (verdict unknown):[/yellow] {escape(str(summary['error']))}")
     failed = {c["name"] for c in summary.get("checks", []) if c.get("success") is False}
     for f in summary.get("findings", []):
         shown = sorted(failed & set(f["invariants"]))
-        console.print(f"  finding {f['id']} applies to these settings ({escape(f['title'])})"
+        console.print(f"  finding {escape(str(f['id']))} applies to these settings ({escape(f['title'])})"
                       + (f": explains {', '.join(shown)}" if shown else ""))
     expected = summary.get("as_expected")
     if expected:
         console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]
                                                      else f"[red]no[/red] ({escape(expected['why'])})"))
-    console.print(f"report: {summary['report']}")
+    console.print(f"report: {escape(str(summary['report']))}")
     if summary.get("local"):
-        console.print(f"report (local copy): {summary['local']}/report/index.html")
+        console.print(f"report (local copy): {escape(str(summary['local']))}/report/index.html")
     console.print(f"replay: {escape(summary['replay'])}", soft_wrap=True)
 
 
 def cmd_pin(args, console: Console) -> int:
+    checked = check_pin(args)
     from .schedule import pin, to_yaml
 
-    overrides = _overrides(args.overrides)
-    mutant = check_mutant(args.mutant)
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario, mutant, out = checked["scenario"], checked["mutant"], checked["out"]
     pinned, stats = pin(scenario, mutant)
-    out = args.out or f"{pinned.name}.yaml"
-    with open(out, "w") as fh:
-        fh.write(to_yaml(pinned))
+    _write_out(out, to_yaml(pinned))
     console.print(f"pinned {len(pinned.faults.schedule or ())} faults of {scenario.name} seed {scenario.seed} "
                   f"({stats['triggered']} checkpoints triggered, {stats['region_failovers']} region failovers) "
-                  f"into {out}", highlight=False, soft_wrap=True)
+                  f"into {escape(out)}", highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, scenario.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
     return runner.EXIT_VALID
 
 
 def cmd_shrink(args, console: Console) -> int:
-    from .scenario import INVARIANTS
+    checked = check_shrink(args)
     from .schedule import to_yaml
-    from .shrink import shrink
+    from .shrink import shrink  # after the checks: a refusal answers without these imports
 
-    overrides = _overrides(args.overrides)
-    mutant = check_mutant(args.mutant)
-    if args.invariant is not None and args.invariant not in INVARIANTS:
-        raise ScenarioError([("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")])
-    if args.max_rounds < 1:
-        raise ScenarioError([("--max-rounds", f"must be >= 1, got {args.max_rounds}")])
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario, mutant, overrides, out = checked["scenario"], checked["mutant"], checked["overrides"], checked["out"]
     result = shrink(scenario, mutant, args.invariant, console=console, max_rounds=args.max_rounds)
     shrunk = result.shrunk.model_copy(update={"name": f"{scenario.name}-s{scenario.seed}-shrunk"})
     shrunk = shrunk.model_copy(update={"description": (
@@ -224,15 +398,13 @@ def cmd_shrink(args, console: Console) -> int:
         f"{result.invariant} ({', '.join(result.failed)}) with {len(shrunk.faults.schedule or ())} faults, "
         f"{shrunk.checkpoints} checkpoints, parallelism {shrunk.topology.parallelism}.")})
     text = to_yaml(shrunk)
-    out = args.out or f"{shrunk.name}.yaml"
-    with open(out, "w") as fh:
-        fh.write(text)
+    _write_out(out, text)
     console.print(text, highlight=False, markup=False, soft_wrap=True)
     before, after = result.rounds[0]["size"], result.rounds[-1]["size"]
     console.print(f"shrunk {before[0]} faults / {before[1]} checkpoints / parallelism {before[2]} to "
                   f"{after[0]} / {after[1]} / {after[2]} in {len(result.rounds) - 1} rounds ({result.judged} "
                   f"schedules judged, {result.wall_seconds} s{'' if result.complete else ', stopped at --max-rounds'}); "
-                  f"still fails {result.invariant}; saved {out}",
+                  f"still fails {result.invariant}; saved {escape(out)}",
                   highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, shrunk.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
@@ -240,6 +412,7 @@ def cmd_shrink(args, console: Console) -> int:
 
 
 def cmd_replay(args, console: Console) -> int:
+    check_replay(args)
     from .replay import replay_seed
 
     summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
@@ -261,16 +434,11 @@ def cmd_replay(args, console: Console) -> int:
 
 
 def cmd_swarm(args, console: Console) -> int:
-    from .fastswarm import fast_swarm
+    checked = check_swarm(args)
+    from .fastswarm import fast_swarm  # after the checks: a refused count answers without this import
 
-    if args.seeds < 1:
-        raise ScenarioError([("--seeds", "must be >= 1")])
-    if args.partitions is not None and args.partitions < 1:
-        raise ScenarioError([("--partitions", "must be >= 1")])
-    mutant = check_mutant(args.mutant)
-    load(args.scenario)  # fail fast on a bad name
-    result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=mutant, storage=_storage(args),
-                        partitions=args.partitions, console=None if args.json else console,
+    result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
+                        storage=_storage(args), partitions=args.partitions, console=None if args.json else console,
                         local_dir=args.local_dir)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
@@ -282,39 +450,39 @@ def cmd_swarm(args, console: Console) -> int:
 
 
 def cmd_study(args, console: Console) -> int:
-    from .study import plan_from_options, run_study
+    from .study import run_study
 
-    plan = plan_from_options(policies=args.policies, probabilities=args.probabilities, parallelism=args.parallelism,
-                             seeds=args.seeds, first_seed=args.first_seed, checkpoints=args.checkpoints,
-                             crash=args.crash)
+    plan = check_study(args)["plan"]
     console.print(f"study: {len(plan.cells())} runs ({', '.join(plan.policies)}; p in {list(plan.probabilities)}; "
-                  f"parallelism {list(plan.parallelism)}; {plan.seeds} seeds x {plan.checkpoints} checkpoints)")
+                  f"parallelism {list(plan.parallelism)}; {plan.seeds} seeds x {plan.checkpoints} checkpoints)",
+                  markup=False)
     result = run_study(plan, storage=_storage(args), console=None if args.json else console, local_dir=args.local_dir)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "cells"}, indent=1, sort_keys=True, default=str))
     else:
-        console.print(f"study {result['study_id']}: {len(result['cells'])} runs in {result['wall_seconds']} s, "
-                      f"{result['errors']} raised")
-        console.print(f"  page: {result['uri']}")
+        console.print(f"study {escape(str(result['study_id']))}: {len(result['cells'])} runs in "
+                      f"{result['wall_seconds']} s, {result['errors']} raised")
+        console.print(f"  page: {escape(str(result['uri']))}")
         if result.get("local"):
-            console.print(f"  local copy: {result['local']}")
+            console.print(f"  local copy: {escape(str(result['local']))}")
         for row in result["rows"]:
             if "error" in row:
-                console.print(f"  [red]{row['policy']} p={row['probability']} parallelism={row['parallelism']}: "
-                              f"{escape(row['error'])}[/red]")
+                console.print(f"  [red]{escape(str(row['policy']))} p={row['probability']} "
+                              f"parallelism={row['parallelism']}: {escape(row['error'])}[/red]")
     return runner.EXIT_UNKNOWN if result["errors"] else runner.EXIT_VALID
 
 
 def print_swarm(result: dict, console: Console) -> None:
     rate = result["judged"] / max(1e-9, result["wall_seconds"])
-    console.print(f"swarm {result['swarm_id']}: {result['judged']} seeds judged, {len(result['failing'])} failing, "
-                  f"{result['unknown']} unknown, {result['wall_seconds']} s ({rate:.1f} seeds/s end to end)")
-    console.print(f"  tables: {result['prefix']}tables/  ({result['rows']} rows)")
+    console.print(f"swarm {escape(str(result['swarm_id']))}: {result['judged']} seeds judged, "
+                  f"{len(result['failing'])} failing, {result['unknown']} unknown, {result['wall_seconds']} s "
+                  f"({rate:.1f} seeds/s end to end)")
+    console.print(f"  tables: {escape(str(result['prefix']))}tables/  ({result['rows']} rows)")
     if result.get("local"):
-        console.print(f"  summary (local copy, for `regionchaos replay`): {result['local']}")
+        console.print(f"  summary (local copy, for `regionchaos replay`): {escape(str(result['local']))}")
     if result.get("report"):
-        console.print(f"  report: {result['report']}" + (f" (local copy: {result['local_report']})"
-                                                          if result.get("local_report") else ""))
+        console.print(f"  report: {escape(str(result['report']))}"
+                      + (f" (local copy: {escape(str(result['local_report']))})" if result.get("local_report") else ""))
     if result.get("report_error"):
         console.print(f"  [yellow]report not rendered:[/yellow] {escape(result['report_error'])}")
     if result.get("known_findings"):
@@ -330,45 +498,57 @@ def print_swarm(result: dict, console: Console) -> None:
                           f"    replay: {escape(run['replay'])}")
 
 
+def _one_line(text: str, limit: int = 500) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _dispatch(args, console: Console) -> int:
+    if args.command == "scenarios":
+        for name, path in catalogue().items():
+            sc = load(str(path))
+            tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
+            console.print(f"[bold]{escape(name)}[/bold]{tag}\n    {escape(sc.description.strip())}", highlight=False)
+        return 0
+    if args.command == "mutants":
+        for name, what in MUTANTS.items():
+            console.print(f"[bold]{escape(name)}[/bold]: {escape(what)}", highlight=False)
+        return 0
+    commands = {"run": cmd_run, "replay": cmd_replay, "pin": cmd_pin, "shrink": cmd_shrink, "study": cmd_study,
+                "swarm": cmd_swarm}
+    return commands[args.command](args, console)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # argparse refuses its own way: usage, exit 2
     console = Console(stderr=True) if getattr(args, "json", False) else Console()
     try:
-        if args.command == "scenarios":
-            for name, path in catalogue().items():
-                sc = load(str(path))
-                tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
-                console.print(f"[bold]{name}[/bold]{tag}\n    {sc.description.strip()}", highlight=False)
-            return 0
-        if args.command == "mutants":
-            for name, what in MUTANTS.items():
-                console.print(f"[bold]{name}[/bold]: {what}", highlight=False)
-            return 0
-        if args.command == "run":
-            return cmd_run(args, console)
-        if args.command == "replay":
-            return cmd_replay(args, console)
-        if args.command == "pin":
-            return cmd_pin(args, console)
-        if args.command == "shrink":
-            return cmd_shrink(args, console)
-        if args.command == "study":
-            return cmd_study(args, console)
-        return cmd_swarm(args, console)
+        return _dispatch(args, console)
     except ScenarioError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        _say(console, "error:", str(exc))
         return runner.EXIT_BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 - infrastructure: storage, Spark
+    except Exception as exc:  # noqa: BLE001 - infrastructure: storage, Spark, or a bug in the tool
         from .storage.s3 import StorageError
 
         if isinstance(exc, StorageError):
-            console.print(f"[red]storage error:[/red] {exc}", highlight=False)
+            _say(console, "storage error:", _one_line(str(exc)))
             return runner.EXIT_UNKNOWN
-        # anything else is an infrastructure error: verdict unknown (3), never "invariant violated" (1)
-        console.print(f"[red]error ({type(exc).__name__}), verdict unknown:[/red] {exc}", highlight=False)
+        # anything else: verdict unknown (3), never "invariant violated" (1), never a traceback
+        _say(console, f"error ({type(exc).__name__}), verdict unknown:", _one_line(str(exc)))
         if os.environ.get("REGIONCHAOS_DEBUG"):
             console.print_exception()
         return runner.EXIT_UNKNOWN
+
+
+def _say(console: Console, label: str, text: str) -> None:
+    """``label`` in red, then ``text`` exactly as it is (no markup parsed in it); plain stderr if
+    the console itself fails. Text from argv may hold surrogates (bytes that are not UTF-8):
+    printed as backslash escapes."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    try:
+        console.print(f"[red]{escape(label)}[/red] {escape(text)}", highlight=False, soft_wrap=True)
+    except Exception:  # noqa: BLE001 - the reason must reach the user whatever the console does
+        print(f"{label} {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -18,29 +18,67 @@ import json
 import os
 from typing import Any
 
+from rich.markup import escape
+
 from . import runner
 from .findings import outcome
-from .scenario import ScenarioError, load
+from .runid import check_run_id
+from .scenario import ScenarioError, check_mutant, load
 from .storage.s3 import ObjectStore, StorageConfig
 
 
+MAX_SUMMARY_BYTES = 256 << 20  # a million-seed swarm's summary is about 200 MB
+
+
 def load_swarm(swarm_id: str, *, storage: StorageConfig | None = None, local_dir: str | None = ".runs") -> dict:
-    """The swarm's summary: from the store when ``storage`` names an endpoint, else the local copy."""
+    """The swarm's summary: from the store when ``storage`` names an endpoint, else the local copy.
+    A summary that is not JSON, not a swarm's (an object with ``scenario`` and ``runs``) or holds a
+    run id outside the grammar (`regionchaos.runid`) is a ScenarioError naming SWARM_ID."""
     from .fastswarm import SWARMS_PREFIX
 
-    if not swarm_id or "/" in swarm_id or swarm_id.startswith("."):
-        raise ScenarioError([("SWARM_ID", f"{swarm_id!r} is not a swarm id (e.g. smoke-correct-s1-n100-1a2b3c4d)")])
+    check_run_id(swarm_id, "SWARM_ID")
     if storage is not None and storage.endpoint_url:
         store = ObjectStore(storage, f"{SWARMS_PREFIX}/{swarm_id}")
         if not store.exists("summary.json"):
             raise ScenarioError([("SWARM_ID", f"no swarm {swarm_id!r} at {store.uri()}")])
-        return json.loads(store.get("summary.json"))
-    path = os.path.join(local_dir or ".runs", SWARMS_PREFIX, swarm_id, "summary.json")
-    if not os.path.exists(path):
-        raise ScenarioError([("SWARM_ID", f"no swarm {swarm_id!r} in {path} (a swarm on a remote store: "
-                                          "pass its --s3-endpoint and --bucket)")])
-    with open(path) as fh:
-        return json.load(fh)
+        where, body = store.uri("summary.json"), store.get("summary.json")
+    else:
+        where = os.path.join(local_dir or ".runs", SWARMS_PREFIX, swarm_id, "summary.json")
+        if not os.path.isfile(where):
+            raise ScenarioError([("SWARM_ID", f"no swarm {swarm_id!r} in {where} (a swarm on a remote store: "
+                                              "pass its --s3-endpoint and --bucket)")])
+        if os.path.getsize(where) > MAX_SUMMARY_BYTES:
+            raise ScenarioError([("SWARM_ID", f"{where} is larger than {MAX_SUMMARY_BYTES >> 20} MiB")])
+        with open(where, "rb") as fh:
+            body = fh.read()
+    return check_summary(body, where)
+
+
+def check_summary(body: bytes, where: str) -> dict:
+    """A swarm summary's JSON, checked for what a replay reads (see `load_swarm`)."""
+    def bad(reason: str) -> ScenarioError:
+        return ScenarioError([("SWARM_ID", f"{where} {reason}")])
+
+    try:
+        swarm = json.loads(body)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise bad(f"is not JSON ({exc})") from None
+    if not isinstance(swarm, dict):
+        raise bad(f"is not a swarm summary (a JSON object), it holds a {type(swarm).__name__}")
+    if not isinstance(swarm.get("scenario"), str) or not isinstance(swarm.get("runs"), list):
+        raise bad("is not a swarm summary: it needs 'scenario' (text) and 'runs' (a list)")
+    if not isinstance(swarm.get("overrides") or {}, dict):
+        raise bad("is not a swarm summary: 'overrides' must be an object")
+    for i, run in enumerate(swarm["runs"]):
+        if not isinstance(run, dict) or not isinstance(run.get("seed"), int) or isinstance(run.get("seed"), bool):
+            raise bad(f"is not a swarm summary: runs[{i}] has no integer 'seed'")
+        for key, kind in (("replay", str), ("verdict", str), ("failed", list), ("unknown", list), ("stats", dict)):
+            if run.get(key) is not None and not isinstance(run[key], kind):
+                raise bad(f"is not a swarm summary: runs[{i}].{key} must be a {kind.__name__}")
+        if run.get("run_id") is not None:
+            check_run_id(run["run_id"], f"SWARM_ID ({where} runs[{i}].run_id)")
+    swarm.setdefault("swarm_id", where)
+    return swarm
 
 
 def swarm_seed(swarm: dict, seed: int) -> dict:
@@ -87,12 +125,14 @@ def replay_seed(swarm_id: str, seed: int, *, storage: StorageConfig | None = Non
     run = swarm_seed(swarm, seed)
     overrides: dict[str, Any] = dict(swarm.get("overrides") or {})
     scenario = load(swarm["scenario"], overrides=overrides or None, seed=seed)
+    mutant = check_mutant(swarm.get("mutant"))
     # the swarm judges the seed's own run only: no A/B side with regional checkpoints off
     scenario = scenario.model_copy(update={"compare_regional_off": False})
     if console is not None:
-        console.print(f"[bold]replay[/bold] seed {seed} of swarm {swarm_id} as a deep run "
-                      f"(swarm said: {run['verdict']}{': ' + ', '.join(run['failed']) if run.get('failed') else ''})")
-    summary = runner.run(scenario, mutant=swarm.get("mutant"), storage=storage, run_id=run.get("run_id"),
+        said = f"{run.get('verdict')}{': ' + ', '.join(map(str, run['failed'])) if run.get('failed') else ''}"
+        console.print(f"[bold]replay[/bold] seed {seed} of swarm {swarm_id} as a deep run (swarm said: "
+                      f"{escape(said)})")
+    summary = runner.run(scenario, mutant=mutant, storage=storage, run_id=run.get("run_id"),
                          spark=spark, console=console, replay=run.get("replay"), overrides=overrides,
                          local_dir=local_dir)
     summary["replay_of"] = {"swarm_id": swarm_id, "seed": seed, "verdict": run.get("verdict"),

@@ -26,6 +26,7 @@ from . import findings
 from .emulator import Emulation, RunResult
 from .gcpause import paused, release_memory
 from .nemesis import Nemesis
+from .runid import check_run_id
 from .scenario import MUTANTS, Scenario, check_mutant
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -111,6 +112,7 @@ def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: 
         local_dir: str | Path | None = None) -> dict:
     """Run one scenario; with ``compare_regional_off`` also the same seed with
     regional checkpoints off (A/B), judged separately and compared."""
+    check_run_id(run_id or default_run_id(scenario, mutant), "run_id")  # before any write (as _run_one picks it)
     summary = _run_one(scenario, mutant=mutant, storage=storage, run_id=run_id, spark=spark, console=console,
                        replay=replay, overrides=overrides, local_dir=local_dir)
     if not scenario.compare_regional_off:

@@ -5,6 +5,12 @@ In:  a YAML file from the catalogue (``scenarios/*.yaml``), a path, or a dict
 Out: a validated, immutable :class:`Scenario`, or a :class:`ScenarioError`
      that names every offending field and the reason.
 
+A file is checked before it is read (`read_scenario_file`: a regular file of at most
+`MAX_SCENARIO_BYTES`, UTF-8; a FIFO or /dev/zero never blocks) and parsed by `load_yaml`
+(`StrictLoader`: at most `MAX_YAML_DEPTH` levels, no aliases, no duplicate keys); ``--set``
+values go through the same loader. A scenario's ``name`` follows the run-id grammar
+(`regionchaos.runid`): it starts every default run id.
+
 Checkpoint settings use Flink's configuration key names verbatim (the
 ``flink`` mapping), so a scenario reads like a ``flink-conf.yaml`` next to the
 job topology, the workload, the fault mix and the rescale plan.
@@ -17,14 +23,17 @@ warns.
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from typing import Annotated
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from .runid import NAME_MAX_CHARS, run_id_problem
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
 
@@ -35,6 +44,13 @@ Bool = Annotated[bool, Strict()]
 Float = Annotated[float, Strict()]
 MAX_TIMEOUT_MS = 7 * 24 * 3600 * 1000  # a week; Flink takes a Duration, nothing sane is longer
 MAX_FIRST_CHECKPOINT_ID = 2**62  # a Java long, with room for every checkpoint a run triggers
+# Records are counted as offsets in Java longs (int64 columns of the tables): at 10**6 records per
+# interval, 101,000 checkpoint attempts (fault phase + heal) and 2,000,000 splits, every offset
+# (about 10**11) and every sum of them (about 2 * 10**17) stays far below 2**63.
+MAX_RECORDS_PER_INTERVAL = 1_000_000
+MAX_SCENARIO_BYTES = 1 << 20  # 1 MiB: the catalogue's files are under 4 KiB; a pinned schedule of
+# 100,000 faults is about 5 MiB, but no reproducer needs that many (shrink makes them smaller)
+MAX_YAML_DEPTH = 64  # nesting of a scenario file or --set value (the deepest real one is 4)
 # the invariants of PROTOCOL.md section 9, by suite name (expectations/suites/*.yaml; a test keeps them equal)
 INVARIANTS = ("metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety",
               "state_consistency", "reachable_global_state", "exactly_once_output", "redistribution",
@@ -99,8 +115,10 @@ class Workload(_Strict):
     discovered_splits: Int = Field(0, ge=0, le=1_000_000, description="splits discovered while running")
     bounded: Bool = Field(False, description="splits are finite; the job finishes")
     records_per_split: Int = Field(1000, ge=1, le=10_000_000, description="split length when bounded")
-    records_per_interval: tuple[Int, Int] = Field(
-        (5, 20), description="[min, max] records a split advances between checkpoints"
+    records_per_interval: tuple[Annotated[int, Strict(), Field(ge=0, le=MAX_RECORDS_PER_INTERVAL)],
+                                Annotated[int, Strict(), Field(ge=0, le=MAX_RECORDS_PER_INTERVAL)]] = Field(
+        (5, 20), description=f"[min, max] records a split advances between checkpoints (each 0 to "
+                             f"{MAX_RECORDS_PER_INTERVAL:,}, so no offset overflows a Java long)"
     )
     inflight_max: Int = Field(
         8, ge=0, le=100_000, description="max records in flight per split edge (unaligned)"
@@ -253,6 +271,16 @@ class Scenario(_Strict):
     )
     warnings_: tuple[str, ...] = Field((), alias="warnings", exclude=True)
 
+    @field_validator("name")
+    @classmethod
+    def _name_is_an_id(cls, name: str) -> str:
+        """The name starts every default run id, and pin / shrink name files after it: one
+        path segment of safe characters (`regionchaos.runid`)."""
+        problem = run_id_problem(name, NAME_MAX_CHARS)
+        if problem is not None:
+            raise PydanticCustomError("scenario_name", "{problem}", {"problem": problem})
+        return name
+
     @model_validator(mode="after")
     def _limitations(self) -> Scenario:
         errors: list[str] = []
@@ -379,12 +407,89 @@ def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:
     return out
 
 
-def parse_value(text: str) -> Any:
-    """Parse a ``--set`` value with YAML rules (``true``, ``0.5``, ``[1, 2]``)."""
+class _YamlRefused(yaml.YAMLError):
+    """A scenario's YAML is well formed but refused (too deep, an alias, a duplicate key)."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field, self.reason = field, reason
+
+
+class StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses what a scenario never needs and an attacker uses: nesting
+    deeper than `MAX_YAML_DEPTH` (the composer recurses: 5,000 levels exhaust Python's stack)
+    and aliases (``*a``: a few lines can expand to billions of nodes). Duplicate keys are found
+    by `load_yaml` on the composed tree, with their path."""
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _YamlRefused("", f"YAML aliases (*{event.anchor}, line {event.start_mark.line + 1}) are not "
+                                   "supported in a scenario; write the value out")
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _YamlRefused("", f"nested deeper than {MAX_YAML_DEPTH} levels (line {mark.line + 1})")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _duplicate_keys(root: yaml.Node) -> list[tuple[str, str]]:
+    """(dotted path, reason) of every key that appears twice in one mapping."""
+    out, stack = [], [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                if name is not None and name != "<<":
+                    line = key.start_mark.line + 1
+                    if name in seen:
+                        out.append((path + name, f"duplicate key (lines {seen[name]} and {line}); "
+                                                 "each key may appear once"))
+                    else:
+                        seen[name] = line
+                stack.append((value, f"{path}{name if name is not None else '?'}."))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((value, f"{path}{i}.") for i, value in enumerate(node.value))
+    return sorted(out)
+
+
+def load_yaml(text: str, field: str = "scenario", source: str | None = None) -> Any:
+    """``text`` as YAML through `StrictLoader`, duplicate keys refused: the document, or a
+    ScenarioError naming ``field`` (and, for a duplicate, the key's path under it)."""
+    where = f"{source}" if source else "the value"
+    loader = StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        dups = _duplicate_keys(node)
+        if dups:
+            prefix = "" if field == "scenario" else f"{field}."
+            raise ScenarioError([(prefix + path, reason) for path, reason in dups])
+        return loader.construct_document(node)
+    except _YamlRefused as exc:
+        raise ScenarioError([(field, f"{where} is refused: {exc.reason}")]) from None
+    except RecursionError:
+        raise ScenarioError([(field, f"{where} is nested too deeply to read")]) from None
+    finally:
+        loader.dispose()
+
+
+def parse_value(text: str, key: str = "--set") -> Any:
+    """Parse a ``--set`` value with YAML rules (``true``, ``0.5``, ``[1, 2]``); text YAML
+    cannot read stays text. Too deep, aliased or duplicate-keyed values: a ScenarioError
+    naming ``key``."""
     if text.strip().lower() in _YAML11_BOOLS:
         return text
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text, field=key)
     except yaml.YAMLError:
         return text
 
@@ -433,6 +538,36 @@ def catalogue() -> dict[str, Path]:
     return {p.stem: p for p in sorted(CATALOGUE_DIR.glob("*.yaml"))}
 
 
+def read_scenario_file(path: Path | str) -> str:
+    """The text of a scenario file, checked before it is read: a regular file (a directory, a
+    FIFO or a device such as /dev/zero is refused without blocking or reading), at most
+    `MAX_SCENARIO_BYTES`, UTF-8. Anything else is a ScenarioError naming ``scenario``."""
+    try:  # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ScenarioError([("scenario", f"cannot open {path}: {exc.strerror or exc}")]) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise ScenarioError([("scenario", f"{path} is {kind}, not a regular file")])
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(MAX_SCENARIO_BYTES + 1)
+        except OSError as exc:
+            raise ScenarioError([("scenario", f"cannot read {path}: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError([("scenario", f"{path} is larger than {MAX_SCENARIO_BYTES:,} bytes (1 MiB), the "
+                                          "largest scenario file read")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError([("scenario", f"{path} is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})")]) \
+            from None
+
+
 def load(name_or_path: str, overrides: dict[str, Any] | None = None, seed: int | None = None) -> Scenario:
     """Load a catalogue scenario by name, or a YAML file by path."""
     path = Path(name_or_path)
@@ -442,8 +577,9 @@ def load(name_or_path: str, overrides: dict[str, Any] | None = None, seed: int |
     elif not (path.suffix in (".yaml", ".yml") and path.exists()):
         known = ", ".join(entries)
         raise ScenarioError([("scenario", f"unknown scenario {name_or_path!r}; known: {known}")])
+    text = read_scenario_file(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(text, source=str(path))
     except yaml.YAMLError as exc:
         raise ScenarioError([("scenario", f"{path} is not valid YAML: {exc}")]) from None
     if seed is not None:

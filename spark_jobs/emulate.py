@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from regionchaos import runner
+    from regionchaos.runid import check_run_id
     from regionchaos.scenario import ScenarioError, check_mutant, load, parse_value
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, StorageConfig, StorageError, ensure_storage
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             overrides[key.strip()] = parse_value(value)
         scenario = load(args.scenario, overrides, seed=args.seed)
         mutant = check_mutant(args.mutant)
+        check_run_id(args.run_id or runner.default_run_id(scenario, mutant), "--run-id")  # one path segment
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -59,8 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos.report import build_report
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, StorageConfig, StorageError
+    from regionchaos.runid import run_id_problem
     from regionchaos.validate import validate_run
 
+    if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
+        print(f"--run-id: {run_id_problem(args.run_id)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         store = ObjectStore.for_run(StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket), args.run_id)
         store.check_ready()

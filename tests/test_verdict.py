@@ -39,12 +39,12 @@ def test_emulator_crash_exits_3_with_unknown_verdict_and_error(s3_server, spark,
         assert summary["checks"] == []
 
 
-def test_unexpected_exception_in_the_cli_is_exit_3_not_a_traceback(monkeypatch, capsys):
+def test_unexpected_exception_in_the_cli_is_exit_3_not_a_traceback(monkeypatch, capsys, tmp_path):
     def explode(*args, **kwargs):
         raise KeyError("spark went away")
 
     monkeypatch.setattr(runner, "run", explode)
-    code = cli.main(["run", "--scenario", "smoke", "--s3-endpoint", "http://127.0.0.1:9", "--local-dir", "/nonexistent"])
+    code = cli.main(["run", "--scenario", "smoke", "--s3-endpoint", "http://127.0.0.1:9", "--local-dir", str(tmp_path / "local")])
     assert code == runner.EXIT_UNKNOWN
     out = capsys.readouterr().out
     assert "verdict unknown" in out and "spark went away" in out
