@@ -168,7 +168,7 @@ class RunLease:
             except LeaseLost:
                 return
             except StorageError as exc:  # storage is down: the run fails on its own; the lease expires
-                log.warning("run id %s: lease not renewed: %s", self.run_id, exc)
+                log.info("run id %s: lease not renewed: %s", self.run_id, exc)
 
     def __enter__(self) -> RunLease:
         self.acquire()
