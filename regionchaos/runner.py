@@ -30,6 +30,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from . import findings
 from .emulator import Emulation, RunResult
 from .gcpause import paused, release_memory
@@ -161,7 +163,7 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
     replay = replay or replay_line(scenario.name, scenario.seed, overrides, mutant)
     say = console.print if console is not None else (lambda *a, **k: None)
     for warning in scenario.warnings:
-        say(f"[yellow]warning:[/yellow] {warning}")
+        say(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     walls: dict[str, float] = {}
     with storage_for(storage) as config, paused():  # the whole run: see regionchaos.gcpause
         store = ObjectStore.for_run(config, run_id)
@@ -174,8 +176,8 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
                 spark = get_spark()
             started = time.perf_counter()
             prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-            say(f"[bold]emulate[/bold] {scenario.name} seed={scenario.seed} mutant={mutant or 'none'} "
-                f"run_id={run_id}", highlight=False)
+            say(f"[bold]emulate[/bold] {escape(scenario.name)} seed={scenario.seed} mutant={escape(mutant or 'none')} "
+                f"run_id={escape(run_id)}", highlight=False)  # user text: never read as rich markup
             try:
                 result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
                                               progress=_progress_printer(say, scenario))
