@@ -7,6 +7,12 @@ Out: the summary dict of DESIGN.md (``run_id, scenario, seed, mutant, verdict,
      the run's prefix. Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown
      or infrastructure error.
 
+One run at a time per run id: the run holds the run id's lease (`regionchaos.storage.lease`)
+from before it writes anything until its summary is written, so a second run of the same id
+(two people, a retried Airflow task beside a live one) is refused (`RunIdBusy`, exit 3) instead
+of clearing the first one's prefix under it. A run that crashes prints one line of reason; the
+whole traceback goes to ``LOCAL_DIR/RUN_ID/error.log`` (and ``summary.json``'s ``traceback``).
+
 Data flows one way: nothing downstream reaches back upstream.
 """
 
@@ -15,12 +21,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import shlex
+import shutil
 import subprocess
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+from rich.markup import escape
 
 from . import findings
 from .emulator import Emulation, RunResult
@@ -147,6 +157,7 @@ def _ab_metrics(summary: dict) -> dict:
 def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
         console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
         local_dir: str | Path | None = None) -> dict:
+    from .storage import RunLease
     from .storage.s3 import ObjectStore
 
     mutant = check_mutant(mutant)
@@ -154,32 +165,36 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
     replay = replay or replay_line(scenario.name, scenario.seed, overrides, mutant)
     say = console.print if console is not None else (lambda *a, **k: None)
     for warning in scenario.warnings:
-        say(f"[yellow]warning:[/yellow] {warning}")
+        say(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     walls: dict[str, float] = {}
     with storage_for(storage) as config, paused():  # the whole run: see regionchaos.gcpause
         store = ObjectStore.for_run(config, run_id)
         store.check_ready()  # unreachable endpoint / missing bucket: nothing written
-        if spark is None:
-            from .spark import get_spark
+        # another run of this run id: RunIdBusy (exit 3) before anything is written or deleted
+        with RunLease(store, run_id) as lease:
+            if spark is None:
+                from .spark import get_spark
 
-            spark = get_spark()
-        started = time.perf_counter()
-        prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-        say(f"[bold]emulate[/bold] {scenario.name} seed={scenario.seed} mutant={mutant or 'none'} run_id={run_id}")
-        try:
-            result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
-                                          progress=_progress_printer(say, scenario))
-        except Exception as exc:  # an emulator crash judges nothing: unknown, never invalid
+                spark = get_spark()
+            started = time.perf_counter()
+            prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+            say(f"[bold]emulate[/bold] {escape(scenario.name)} seed={scenario.seed} mutant={escape(mutant or 'none')} "
+                f"run_id={escape(run_id)}", highlight=False)  # user text: never read as rich markup
+            try:
+                result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
+                                              progress=_progress_printer(say, scenario))
+            except Exception as exc:  # an emulator crash judges nothing: unknown, never invalid
+                walls["emulate"] = round(time.perf_counter() - started, 3)
+                return _crashed(store, config, scenario, mutant, run_id, replay, walls, "emulate", exc, local_dir,
+                                lease)
             walls["emulate"] = round(time.perf_counter() - started, 3)
-            return _crashed(store, config, scenario, mutant, run_id, replay, walls, "emulate", exc, local_dir)
-        walls["emulate"] = round(time.perf_counter() - started, 3)
-        say(f"[bold]validate[/bold] {len(result.events)} events")
-        stats, drawn = dict(result.stats), result.drawn
-        del result  # validation reads the run back from storage, never from the emulation's memory
-        if stats.get("triggered", 0) * scenario.topology.parallelism >= BULK_SUBTASK_CHECKPOINTS:
-            release_memory()  # a big run's objects (a cycle through the Emulation) go now, not at its end
-        summary = _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
-                         walls, persistence, local_dir)
+            say(f"[bold]validate[/bold] {len(result.events)} events")
+            stats, drawn = dict(result.stats), result.drawn
+            del result  # validation reads the run back from storage, never from the emulation's memory
+            if stats.get("triggered", 0) * scenario.topology.parallelism >= BULK_SUBTASK_CHECKPOINTS:
+                release_memory()  # a big run's objects (a cycle through the Emulation) go now, not at its end
+            summary = _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
+                             walls, persistence, local_dir, lease)
     return summary
 
 
@@ -188,75 +203,208 @@ def finish(run_id: str, *, storage, overrides: dict[str, Any] | None = None, spa
     """Validate and report a run that was emulated elsewhere (``spark_jobs/emulate.py``
     on a cluster): everything it needs is under the run's prefix."""
     from .scenario import from_dict
+    from .storage import RunLease
     from .storage.s3 import ObjectStore
 
     with storage_for(storage) as config, paused():
         store = ObjectStore.for_run(config, run_id)
         store.check_ready()
-        doc = json.loads(store.get("scenario.json"))
-        scenario = from_dict(doc["scenario"])
-        if spark is None:
-            from .spark import get_spark
+        with RunLease(store, run_id) as lease:  # not while spark_jobs/emulate.py (or another finish) holds it
+            doc = json.loads(store.get("scenario.json"))
+            scenario = from_dict(doc["scenario"])
+            if spark is None:
+                from .spark import get_spark
 
-            spark = get_spark()
-        return _judge(store, config, scenario, doc.get("mutant"), run_id, doc.get("replay") or replay_line(
-            scenario.name, scenario.seed, overrides, doc.get("mutant")), spark, {}, doc.get("drawn", {}), {},
-            None, local_dir)
+                spark = get_spark()
+            return _judge(store, config, scenario, doc.get("mutant"), run_id, doc.get("replay") or replay_line(
+                scenario.name, scenario.seed, overrides, doc.get("mutant")), spark, {}, doc.get("drawn", {}), {},
+                None, local_dir, lease)
 
 
-def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, persistence, local_dir) -> dict:
+def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, persistence, local_dir,
+           lease=None) -> dict:
     """validate -> summary -> report -> summary.json (and a local mirror). ``persistence`` is
-    the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere."""
+    the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere.
+    ``lease``: the run id's (`RunLease`); if it was taken over meanwhile nothing more is written
+    (the prefix is another run's now) and the verdict is unknown."""
     from .validate import validate_run
 
     started = time.perf_counter()
     try:
         validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
     except Exception as exc:  # a check that could not run is unknown, never valid
-        validation = {"checks": [], "verdict": "unknown", "error": f"validate failed: {type(exc).__name__}: {exc}"}
+        validation = {"checks": [], "verdict": "unknown", "error": f"validate failed: {one_line_reason(exc)}"}
+        failure = exc
+    else:
+        failure = None
     walls["validate"] = round(time.perf_counter() - started, 3)
     summary = _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
     if validation.get("wall_seconds"):  # read, tables, gx_setup, gx_validate, gx_datadocs, upload
         summary["stats"]["wall_seconds_validate"] = validation["wall_seconds"]
     summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
     started = time.perf_counter()
+    if lease is not None and lease.lost:
+        return _lease_lost(summary, lease)
     try:
         from .report import build_report
 
         html = build_report(summary, store=store, spark=spark)
         store.put("report/index.html", html.encode() if isinstance(html, str) else html)
     except Exception as exc:
-        summary["report_error"] = f"{type(exc).__name__}: {exc}"
+        summary["report_error"] = one_line_reason(exc)
+        summary["report"] = None  # never point at a report that was not written
     walls["report"] = round(time.perf_counter() - started, 3)
     summary["stats"]["wall_seconds"] = walls
-    store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+    if lease is not None and lease.lost:
+        return _lease_lost(summary, lease)
+    if failure is not None:  # one line in the summary; the whole traceback in the local error.log
+        return _crashed(store, config, scenario, mutant, run_id, replay, walls, "validate", failure, local_dir,
+                        lease, summary=summary)
+    try:
+        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+    except Exception as exc:  # storage went away while judging: unknown, one line, the detail locally
+        return _crashed(store, config, scenario, mutant, run_id, replay, walls, "write summary.json", exc,
+                        local_dir, lease, summary=summary)
     if local_dir is not None:
         summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
     return summary
 
 
-def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir) -> dict:
-    """The summary of a run whose ``phase`` raised: verdict unknown (exit 3), the error in it."""
-    error = f"{phase} failed: {type(exc).__name__}: {exc}"
-    summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, {"checks": [], "verdict": "unknown",
-                       "error": error}, config, replay)
-    summary["traceback"] = "".join(traceback.format_exception(exc))[-8000:]
-    try:
-        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
-        if local_dir is not None:
-            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
-    except Exception as put_exc:  # noqa: BLE001 - storage may be what failed
-        summary["error"] += f"; summary.json not written: {type(put_exc).__name__}: {put_exc}"
+def _lease_lost(summary: dict, lease) -> dict:
+    """This run stalled past its lease and another run took the run id over: write nothing more."""
+    summary.update(verdict="unknown", report=None, datadocs=None,
+                   error=f"{lease.lost}; nothing more was written (its artifacts may be mixed with the other run's)")
     return summary
 
 
+_EXCEPTION_LINE = re.compile(r"^(?::\s*)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*): (\S.*)$")
+_JAVA_PREFIXES = ("org.", "java.", "javax.", "scala.", "py4j.", "com.", "io.netty.", "sun.")
+REASON_CHARS = 400
+
+
+def one_line_reason(exc: BaseException) -> str:
+    """One line saying why ``exc`` happened, for the console: a regionchaos storage error in its
+    chain if any; else, for a failed Spark job (py4j's error holds the JVM's whole stack and every
+    task's Python traceback), the Python exception a task raised; else the exception's first line."""
+    from .storage.s3 import StorageError
+
+    chain, seen = [], exc
+    while seen is not None and seen not in chain:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for e in chain:
+        if isinstance(e, StorageError):
+            return _clip(f"{type(e).__name__}: {e}")
+    found = []  # (short name, message, raised by regionchaos)
+    for raw in str(exc).splitlines():
+        match = _EXCEPTION_LINE.match(raw.strip())
+        if match is None or match.group(1).startswith(_JAVA_PREFIXES):
+            continue
+        name, ours = match.group(1), match.group(1).startswith("regionchaos.")
+        if ours or name.endswith(("Error", "Exception")):
+            found.append((name.rsplit(".", 1)[-1], match.group(2), ours))
+    if found:
+        name, text, _ = next((f for f in found if f[2]), found[-1])
+        return _clip(f"{name}: {text}")
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return _clip(f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 3] + "..."
+
+
+def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir, lease=None,
+             summary: dict | None = None) -> dict:
+    """The summary of a run whose ``phase`` raised: verdict unknown (exit 3), one line of reason in
+    ``error``, the whole traceback in ``LOCAL_DIR/RUN_ID/error.log`` (and, cut, in the summary).
+    No report was written: ``report`` and ``datadocs`` are None. If storage is what failed, one
+    quick probe decides whether summary.json is still worth trying (not minutes of retries)."""
+    from .storage.s3 import StorageError, StorageUnreachable, check_bucket
+
+    detail = "".join(traceback.format_exception(exc))
+    reason = one_line_reason(exc)
+    error = f"{phase} failed: {reason}"
+    if summary is None:
+        summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, {"checks": [], "verdict": "unknown",
+                           "error": error}, config, replay)
+        summary.update(report=None, datadocs=None)
+    else:  # judged as far as it went (a report written or None already): the verdict is unknown
+        summary.update(verdict="unknown", error=summary.get("error") or error)
+        if phase == "validate":
+            summary["datadocs"] = None  # validation uploads them last: none were written
+    summary["traceback"] = detail[-8000:]
+    log_path = None if local_dir is None else Path(local_dir) / run_id / "error.log"
+    if log_path is not None:
+        summary["error_log"] = str(log_path)
+    if lease is not None and lease.lost:
+        _write_error_log(log_path, run_id, phase, detail)
+        return _lease_lost(summary, lease)
+    try:
+        if _in_chain(exc, StorageUnreachable) or "StorageUnreachable" in reason:  # (a Spark task's, as text)
+            check_bucket(config)  # seconds: still unreachable -> StorageUnreachable, nothing to retry
+        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+        if local_dir is not None:
+            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+    except (StorageError, OSError) as put_exc:  # storage may be what failed
+        summary["error"] += ("; summary.json not written to storage (the endpoint is still unreachable)"
+                             if isinstance(put_exc, StorageUnreachable) else
+                             f"; summary.json not written to storage: {one_line_reason(put_exc)}")
+        if local_dir is not None:
+            summary["local"] = str(_write_local_summary(Path(local_dir) / run_id, summary))
+    if _write_error_log(log_path, run_id, phase, detail):  # after the mirror, which clears an old one
+        summary["error"] += f" (details: {log_path})"
+    else:
+        summary.pop("error_log", None)
+    return summary
+
+
+def _in_chain(exc: BaseException | None, kind: type) -> bool:
+    seen: list = []
+    while exc is not None and exc not in seen:
+        if isinstance(exc, kind):
+            return True
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _write_error_log(path: Path | None, run_id: str, phase: str, detail: str) -> bool:
+    """The whole traceback (a Spark job's includes the JVM's stack) beside the local mirror."""
+    if path is None:
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"run {run_id}: {phase} failed\n\n{detail}")
+    except OSError:
+        return False
+    return True
+
+
+def _write_local_summary(target: Path, summary: dict) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True, default=str))
+    return target
+
+
 MIRRORED = ("summary.json", "scenario.json", "report/", "datadocs/", "validation/")
+LOCAL_ONLY = ("error.log",)  # written beside the mirror by a crashed run
 
 
 def mirror_locally(store, target: Path) -> Path:
     """Copy the human-facing artifacts (summary, report, Data Docs, results)
-    to a local folder: an embedded S3 server's contents die with the run."""
-    for key in store.list_keys(""):
+    to a local folder: an embedded S3 server's contents die with the run. What an earlier run of
+    this run id mirrored there (and its ``error.log``) goes first: its Data Docs never mix with
+    this run's."""
+    keys = store.list_keys("")
+    for name in MIRRORED + LOCAL_ONLY:
+        old = target / name.rstrip("/")
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)
+        elif old.exists() or old.is_symlink():
+            old.unlink()
+    for key in keys:
         if key.startswith(MIRRORED) or key in MIRRORED:
             path = target / key
             path.parent.mkdir(parents=True, exist_ok=True)

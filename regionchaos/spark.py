@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 # py4j logs 'Closing down clientserver connection' at interpreter exit, after
-# logging's streams are closed: keep it to warnings.
+# logging's streams are closed: keep it to warnings (see also _QUIET_PYTHON_LOGGERS).
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
 if TYPE_CHECKING:
@@ -47,7 +47,14 @@ DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # with 1.5 GB (bench/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
 DEFAULT_DRIVER_MEMORY = "1536m"
 
-# Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only
+# Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even
+# those for a failed task: the executor, the task set and the Python runner each log the task's
+# whole Python traceback and JVM stack (a data-plane task that lost its S3 endpoint printed ~290
+# lines before the run's one-line reason). The failure reaches the driver anyway, as the job's
+# exception: the runner prints one line of it and writes the rest to LOCAL_DIR/RUN_ID/error.log.
+_TASK_FAILURE_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                         "org.apache.spark.scheduler.TaskSchedulerImpl", "org.apache.spark.api.python.PythonRunner",
+                         "org.apache.spark.api.python.BasePythonRunner", "org.apache.spark.scheduler.DAGScheduler")
 _LOG4J2 = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
@@ -62,7 +69,10 @@ logger.submit.name = org.apache.spark.deploy.SparkSubmit
 logger.submit.level = error
 logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
 logger.gateway.level = error
-"""
+""" + "".join(f"logger.task{i}.name = {name}\nlogger.task{i}.level = off\n" for i, name in enumerate(_TASK_FAILURE_LOGGERS))
+# Python-side loggers of a local session: py4j's and pyspark's chatter stays out of the console
+_QUIET_PYTHON_LOGGERS = {"py4j": logging.WARNING, "py4j.clientserver": logging.ERROR, "py4j.java_gateway": logging.ERROR,
+                         "pyspark": logging.ERROR}
 
 # under spark-submit these come from its command line / spark-defaults.conf, never from here
 _SUBMIT_OWNED = ("spark.master", "spark.driver.memory", "spark.driver.extraJavaOptions",
@@ -132,6 +142,9 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
         builder = SparkSession.builder
         for key, value in conf.items():
             builder = builder.config(key, value)
+        if wanted.startswith("local"):
+            for name, level in _QUIET_PYTHON_LOGGERS.items():
+                logging.getLogger(name).setLevel(level)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         ship_package(spark)

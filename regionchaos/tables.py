@@ -41,6 +41,7 @@ import pandas as pd
 from . import history
 from .gcpause import paused
 from .history import Kind
+from .storage.s3 import RESERVED_KEYS
 from .workload import range_count_sum, record_values
 
 # The job of PROTOCOL.md section 1: which vertex runs each operator, and how each
@@ -180,7 +181,7 @@ def _list_with_sizes(store) -> list[tuple[str, int]]:
     for page in pages:
         store.stats.record("ListObjectsV2")
         out.extend((item["Key"][len(store.run_prefix):], int(item.get("Size", 0))) for item in page.get("Contents", []))
-    return sorted(out)
+    return sorted(item for item in out if item[0] not in RESERVED_KEYS)  # the run-id lease is no artifact
 
 
 @paused()

@@ -12,8 +12,11 @@ A check is the verdict of one suite for one run (Jepsen's checker), taken from G
 validation result: each expectation's ``success`` and its per-run unexpected rows (every rule
 answers for every run of the batch, 0 rows included). ``success`` is true, false, or None
 (unknown) when the suite could not be evaluated (its ``_evaluable.sql`` found a reason), raised,
-or a rule has no result for the run. Checks merge false > unknown > true into the run's
-verdict; no checks at all is unknown, never valid.
+has no rules, or a rule has no result for the run. Checks merge false > unknown > true into the
+run's verdict; no checks at all, or no check for one of the registry's invariants
+(`EXPECTED_INVARIANTS`), is unknown, never valid. `load_suites` refuses (SuiteError: the run is
+unknown) suite files that do not cover the registry: a suite missing, ``rules: []``, a rule
+whose SQL file is missing.
 
 GX is built once per process (`GXValidator.get`): an ephemeral context, one suite and one
 validation definition per invariant, all on a Spark dataframe asset whose batch is the
@@ -44,7 +47,13 @@ import yaml
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
+from .scenario import INVARIANTS
 
+# The registry: the twelve invariants of PROTOCOL.md section 9, in order, each judged by the suite of
+# that name (scenario.INVARIANTS). A verdict is valid only if every one of them has a check and every
+# rule its suite file names has a result; a suite or rule file that is missing is unknown, never a
+# smaller "valid" (load_suites, merge_verdict).
+EXPECTED_INVARIANTS = INVARIANTS
 EXPECTATIONS_ENV = "REGIONCHAOS_EXPECTATIONS"
 CUSTOM_MODULE = "regionchaos_expectations_custom"
 EXAMPLES_IN_CHECK = 5
@@ -118,23 +127,56 @@ def _rule(directory: Path, suite: str, name: str) -> Rule:
     return Rule(name, sql, _description(sql))
 
 
+class SuiteError(Exception):
+    """The suites on disk do not cover the registry (`EXPECTED_INVARIANTS`): a suite missing, a
+    suite without rules, a rule without its SQL. Validation cannot give a verdict: unknown."""
+
+
 def load_suites(directory: Path | None = None) -> list[Suite]:
-    """The suites in file order (``suites/01_...yaml`` .. ``12_...``)."""
+    """The suites in file order (``suites/01_...yaml`` .. ``12_...``), checked against the registry:
+    exactly one suite per invariant of `EXPECTED_INVARIANTS`, numbered as there, each with at least
+    one rule, every rule (and ``_evaluable``) with its SQL file. Anything else raises SuiteError
+    naming every problem: a deleted suite or rule file must never shrink what "valid" means."""
     directory = directory or expectations_dir()
-    suites = []
+    suites, problems = [], []
     for path in sorted((directory / "suites").glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text())
-        name = doc["name"]
-        broken = doc.get("broken_by") or {}
-        suites.append(Suite(
-            name=name, invariant=int(doc["invariant"]), title=doc["title"], claim=" ".join(doc["claim"].split()),
-            mutants=tuple(broken.get("mutants") or ()), findings=tuple(broken.get("findings") or ()),
-            rules=tuple(_rule(directory, name, r) for r in doc["rules"]),
-            evaluable=_rule(directory, name, EVALUABLE),
-        ))
-    if not suites:
-        raise FileNotFoundError(f"no suites in {directory / 'suites'}")
-    return suites
+        try:
+            doc = yaml.safe_load(path.read_text())
+            name = str(doc["name"])
+            broken = doc.get("broken_by") or {}
+            rule_names = doc.get("rules") or []
+            if not isinstance(rule_names, list) or not rule_names:
+                problems.append(f"{path.name}: suite {name} has no rules")
+                continue
+            if len(set(rule_names)) != len(rule_names):
+                problems.append(f"{path.name}: suite {name} names a rule twice")
+                continue
+            suites.append(Suite(
+                name=name, invariant=int(doc["invariant"]), title=doc["title"], claim=" ".join(doc["claim"].split()),
+                mutants=tuple(broken.get("mutants") or ()), findings=tuple(broken.get("findings") or ()),
+                rules=tuple(_rule(directory, name, str(r)) for r in rule_names),
+                evaluable=_rule(directory, name, EVALUABLE),
+            ))
+        except FileNotFoundError as exc:
+            problems.append(f"{path.name}: a rule's SQL is missing: {exc.filename}")
+        except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(f"{path.name}: unreadable ({type(exc).__name__}: {exc})")
+    by_name = {s.name: s for s in suites}
+    for number, invariant in enumerate(EXPECTED_INVARIANTS, start=1):
+        suite = by_name.get(invariant)
+        if suite is None:
+            if not any(p.startswith(f"{number:02d}_") or f"suite {invariant} " in p for p in problems):
+                problems.append(f"no suite for invariant {number} ({invariant})")
+        elif suite.invariant != number:
+            problems.append(f"suite {invariant} says invariant {suite.invariant}, the registry {number}")
+    for suite in suites:
+        if suite.name not in EXPECTED_INVARIANTS:
+            problems.append(f"suite {suite.name} is not an invariant of the registry")
+    if len(by_name) != len(suites):
+        problems.append("two suite files have the same name")
+    if problems:
+        raise SuiteError(f"the suites in {directory} do not cover every invariant and rule: " + "; ".join(problems))
+    return sorted(suites, key=lambda s: s.invariant)
 
 
 def load_custom(directory: Path | None = None):
@@ -235,6 +277,8 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
         counts[rule.name] = got["count"]
         examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
                      for row in got["examples"]]
+    if not suite.rules:  # only the evaluability probe: nothing was judged
+        unknown.append("the suite has no rules")
     failed = [name for name, n in counts.items() if n]
     check.update(unexpected_count=sum(counts.values()), rules=counts, examples=examples[:EXAMPLES_IN_CHECK],
                  failed_rules=failed)
@@ -285,8 +329,9 @@ def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
     return rules, errors
 
 
-def merge_verdict(checks: list[dict]) -> str:
-    """false > unknown > true; no checks at all is unknown."""
+def merge_verdict(checks: list[dict], expected: tuple[str, ...] = EXPECTED_INVARIANTS) -> str:
+    """false > unknown > true; no checks at all, or no check for an `expected` invariant (by the
+    check's ``name``), is unknown: a missing suite never leaves a smaller "valid"."""
     if not checks:
         return "unknown"
     values = [c.get("success") for c in checks]
@@ -294,7 +339,15 @@ def merge_verdict(checks: list[dict]) -> str:
         return "invalid"
     if any(v is None for v in values):
         return "unknown"
+    if set(expected) - {c.get("name") for c in checks}:
+        return "unknown"
     return "valid"
+
+
+def missing_invariants(checks: list[dict], expected: tuple[str, ...] = EXPECTED_INVARIANTS) -> list[str]:
+    """The expected invariants without a check (the reason `merge_verdict` says unknown)."""
+    have = {c.get("name") for c in checks}
+    return [name for name in expected if name not in have]
 
 
 # -- Great Expectations ------------------------------------------------------------------------
@@ -537,6 +590,8 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
             stats["table_rows"] = rows
             stats["validation_s3_requests"] = requests
             out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
+            if missing_invariants(checks):
+                out["error"] = f"no check for invariants {', '.join(missing_invariants(checks))}"
             if upload:
                 started = time.perf_counter()
                 _upload(store, out, result, docs_dir)

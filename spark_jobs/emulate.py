@@ -7,7 +7,8 @@ In:  a scenario (catalogue name or YAML path), seed, ``--set`` overrides, mutant
      endpoint and bucket (credentials: the standard AWS chain of the driver and executors).
 Out: the run's emulation artifacts (docs/ARTIFACTS.md: ``scenario.json``, checkpoints,
      sink transactions and commits, history, HA counter) under the run prefix, cleared
-     first so a re-run of a run id is idempotent; one JSON line on stdout (run id, control
+     first so a re-run of a run id is idempotent, while holding the run id's lease
+     (`regionchaos.storage.RunLease`: a second job of the same run id is refused, exit 3); one JSON line on stdout (run id, control
      plane stats, data plane stats). Validation and the report are separate jobs.
 Exit codes: 0 emulated, 2 bad input, 3 infrastructure error.
 
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos.runid import check_run_id
     from regionchaos.scenario import ScenarioError, check_mutant, load, parse_value
     from regionchaos.spark import get_spark
-    from regionchaos.storage import ObjectStore, StorageConfig, StorageError, ensure_storage
+    from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError, ensure_storage
 
     try:
         overrides = {}
@@ -70,11 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         with ensure_storage(StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket)) as config:
             store = ObjectStore.for_run(config, run_id)
             store.check_ready()
-            spark = get_spark(f"regionchaos-emulate-{run_id}")
-            if args.s3_endpoint is None:  # embedded: its dummy credentials must reach the Python workers
-                spark.sparkContext.environment.update({k: os.environ[k] for k in _CREDENTIAL_VARS if k in os.environ})
-            runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-            result, persistence = runner.emulate(scenario, store=store, mutant=mutant, spark=spark)
+            with RunLease(store, run_id):  # another run of this run id: refused (exit 3), nothing written
+                spark = get_spark(f"regionchaos-emulate-{run_id}")
+                if args.s3_endpoint is None:  # embedded: its dummy credentials must reach the Python workers
+                    spark.sparkContext.environment.update({k: os.environ[k] for k in _CREDENTIAL_VARS
+                                                           if k in os.environ})
+                runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+                result, persistence = runner.emulate(scenario, store=store, mutant=mutant, spark=spark)
             print(json.dumps({"run_id": run_id, "prefix": store.uri(), "events": len(result.events),
                               "stats": result.stats, "dataplane": persistence.stats,
                               "s3": store.stats.as_dict()}, sort_keys=True, default=str))

@@ -7,7 +7,8 @@ In:  a run id whose artifacts (docs/ARTIFACTS.md) are under ``s3://BUCKET/runs/R
 Out: under the run prefix: ``validation/results.json`` and one GX result per suite,
      ``datadocs/`` (GX Data Docs, ``datadocs/index.html``), ``report/index.html`` and
      ``summary.json`` (the DESIGN.md contract); one JSON line on stdout (run id, verdict,
-     failed and unknown checks, report location).
+     failed and unknown checks, report location). Holds the run id's lease while it works
+     (`regionchaos.storage.RunLease`): refused (exit 3) while another job holds the run id.
 Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
 error (as ``regionchaos run``).
 
@@ -58,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from regionchaos.report import build_report
     from regionchaos.spark import get_spark
-    from regionchaos.storage import ObjectStore, StorageConfig, StorageError
     from regionchaos.runid import run_id_problem
+    from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError
     from regionchaos.validate import validate_run
 
     if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
@@ -71,11 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         if store.get_or_none("scenario.json") is None and not store.list_keys("history/"):
             print(f"nothing to validate: no run at {store.uri()}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        spark = get_spark(f"regionchaos-validate-{args.run_id}")
-        validation = validate_run(spark, store, args.run_id, docs=not args.no_docs)
-        summary = summary_of(store, args.run_id, validation)
-        store.put("report/index.html", build_report(summary, store=store).encode())
-        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+        with RunLease(store, args.run_id) as lease:  # not while the run is still being emulated or judged
+            spark = get_spark(f"regionchaos-validate-{args.run_id}")
+            validation = validate_run(spark, store, args.run_id, docs=not args.no_docs)
+            summary = summary_of(store, args.run_id, validation)
+            store.put("report/index.html", build_report(summary, store=store).encode())
+            lease.check()  # taken over while this job stalled: the prefix is another run's now
+            store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
     except ValueError as exc:  # a malformed run id
         print(f"bad input: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

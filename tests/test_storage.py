@@ -2,15 +2,21 @@
 
 In:  the `s3_server` / `object_store` fixtures of tests/conftest_storage.py.
 Out: pass/fail of the store's contract: round trips, listing past one page, conditional
-     PUT, batched deletes, key confinement, error messages, planned faults, counters.
+     PUT, batched deletes, key confinement, error messages, planned faults, counters; the
+     run-id lease (refusal, expiry takeover, release, one winner among concurrent takers);
+     a frozen endpoint (a local TCP server that accepts and never answers) is StorageUnreachable.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
+import socket
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 
 import pydantic
 import pytest
@@ -23,8 +29,11 @@ from regionchaos.storage import (
     FaultyObjectStore,
     InjectedCrash,
     InjectedPutFailure,
+    LeaseLost,
     ObjectMissing,
     ObjectStore,
+    RunIdBusy,
+    RunLease,
     StorageConfig,
     StorageError,
     StorageUnreachable,
@@ -352,3 +361,173 @@ def test_a_client_made_after_the_credentials_change_uses_the_new_ones(monkeypatc
     second = config.client()
     signed_with = [c._request_signer._credentials.access_key for c in (first, again, second)]  # botocore's signer
     assert signed_with == ["first-key", "first-key", "second-key"]
+
+
+# --- frozen endpoint, timeouts, advice -----------------------------------------------------
+
+
+@pytest.fixture
+def frozen_endpoint() -> Iterator[str]:
+    """An endpoint on 127.0.0.1 that accepts connections and never answers (a frozen server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # kept open, never read from or written to
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+def test_a_frozen_endpoint_is_storage_unreachable_naming_the_timeout(frozen_endpoint: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", os.environ.get("AWS_ACCESS_KEY_ID", "testing"))  # requests are signed
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"))
+    config = StorageConfig(endpoint_url=frozen_endpoint, connect_timeout_s=1, read_timeout_s=1, max_attempts=2)
+    store = ObjectStore.for_run(config, "r")
+    with pytest.raises(StorageUnreachable) as info:
+        store.put("k", b"x")
+    message = str(info.value)
+    assert frozen_endpoint in message and "did not answer" in message
+    assert "within 1 s (2 attempts)" in message and "PutObject runs/r/k" in message
+    with pytest.raises(StorageUnreachable, match="did not answer ListObjectsV2"):
+        store.list_keys("")
+    with pytest.raises(StorageUnreachable, match="did not answer HeadBucket"):
+        store.check_ready()
+
+
+def test_every_client_of_a_config_carries_its_timeouts_and_retries() -> None:
+    config = StorageConfig(endpoint_url=UNREACHABLE, connect_timeout_s=3, read_timeout_s=7, max_attempts=4)
+    shipped = pickle.loads(pickle.dumps(config))  # as a Spark task gets it
+    client = shipped.client()
+    assert (client.meta.config.connect_timeout, client.meta.config.read_timeout) == (3, 7)
+    assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 4}
+    client.close()
+
+
+def test_by_default_one_call_to_a_frozen_endpoint_gives_up_within_about_a_minute() -> None:
+    config = StorageConfig()
+    # every attempt waits out the read timeout, plus botocore's backoff between attempts
+    assert config.max_attempts * config.read_timeout_s < config.call_budget_s() <= 60
+
+
+def test_missing_bucket_advice_names_the_cli_flag_that_exists(s3_server: EmbeddedS3) -> None:
+    from regionchaos.cli import build_parser
+
+    config = s3_server.config.model_copy(update={"bucket": f"absent-{uuid.uuid4().hex[:8]}"})
+    with pytest.raises(BucketMissing) as info:
+        ObjectStore.for_run(config, "r").check_ready()
+    flags = [word.rstrip(".,:;") for word in str(info.value).split() if word.startswith("--")]
+    assert flags == ["--bucket"]
+    args = build_parser().parse_args(["run", "--scenario", "smoke", *flags, "b"])
+    assert args.bucket == "b"
+
+
+# --- the run-id lease -----------------------------------------------------------------------
+
+
+def _lease_doc(store: ObjectStore) -> dict:
+    return json.loads(store.get_with_etag("_lease.json")[0])
+
+
+def test_a_held_run_id_is_refused_naming_the_holder_and_until_when(object_store: ObjectStore) -> None:
+    first = RunLease(object_store, "r").acquire()
+    before = _raw_keys(object_store)
+    with pytest.raises(RunIdBusy) as info:
+        RunLease(object_store, "r").acquire()
+    message = str(info.value)
+    assert "run id r is held by another run" in message and "--run-id" in message
+    assert f"pid {os.getpid()}" in message and f"until {_lease_doc(object_store)['expires_at']}" in message
+    assert _raw_keys(object_store) == before  # the refused one wrote and deleted nothing
+    assert _lease_doc(object_store)["owner"] == first.token
+
+
+def test_the_lease_is_not_an_artifact_and_survives_clearing_the_prefix(object_store: ObjectStore) -> None:
+    lease = RunLease(object_store, "r").acquire()
+    object_store.put("a/b", b"x")
+    assert object_store.list_keys("") == ["a/b"]
+    object_store.delete_many(object_store.list_keys(""))  # what runner.prepare_run does for a re-run
+    assert _raw_keys(object_store) == [object_store.run_prefix + "_lease.json"]
+    lease.check()
+
+
+def test_a_released_run_id_can_be_taken_again(object_store: ObjectStore) -> None:
+    with RunLease(object_store, "r") as first:
+        assert _lease_doc(object_store)["owner"] == first.token
+    assert _raw_keys(object_store) == []  # released on exit
+    with pytest.raises(RuntimeError, match="boom"):
+        with RunLease(object_store, "r"):
+            raise RuntimeError("boom")
+    assert _raw_keys(object_store) == []  # released when the block raised, too
+    again = RunLease(object_store, "r").acquire()  # a re-run of the run id after the first finished
+    assert _lease_doc(object_store)["owner"] == again.token
+
+
+def test_an_expired_lease_is_taken_over_and_its_old_holder_learns_it_lost(object_store: ObjectStore) -> None:
+    crashed = RunLease(object_store, "r", ttl_s=60).acquire()
+    with pytest.raises(RunIdBusy):
+        RunLease(object_store, "r", clock=lambda: crashed.expires_at - 1).acquire()
+    taker = RunLease(object_store, "r", clock=lambda: crashed.expires_at + 1).acquire()
+    assert _lease_doc(object_store)["owner"] == taker.token
+    with pytest.raises(LeaseLost, match="taken over"):
+        crashed.renew()
+    with pytest.raises(LeaseLost):
+        crashed.check()
+    assert crashed.release() is False  # never deletes the new holder's lease
+    assert _lease_doc(object_store)["owner"] == taker.token
+    taker.renew()
+    assert taker.release() is True
+
+
+def test_an_unreadable_lease_is_taken_over(object_store: ObjectStore) -> None:
+    object_store.put("_lease.json", b"not json")
+    lease = RunLease(object_store, "r").acquire()
+    assert _lease_doc(object_store)["owner"] == lease.token
+
+
+def test_renewal_pushes_the_expiry(object_store: ObjectStore) -> None:
+    now = [1000.0]
+    lease = RunLease(object_store, "r", ttl_s=60, clock=lambda: now[0]).acquire()
+    now[0] = 1050.0
+    lease.renew()
+    assert _lease_doc(object_store)["expires_at_epoch_s"] == 1110.0
+    with pytest.raises(RunIdBusy):  # 1100 would have been past the first expiry
+        RunLease(object_store, "r", clock=lambda: 1100.0).acquire()
+
+
+def test_of_many_runs_taking_one_run_id_at_once_exactly_one_wins(s3_server: EmbeddedS3) -> None:
+    for round_no in range(5):
+        store = ObjectStore.for_run(s3_server.config, f"lease-race-{uuid.uuid4().hex[:8]}")
+        start = threading.Barrier(6)
+        won: list[RunLease] = []
+        refused: list[RunIdBusy] = []
+
+        def take() -> None:
+            lease = RunLease(ObjectStore(store.config, store.run_prefix), "r")
+            start.wait()
+            try:
+                won.append(lease.acquire())
+            except RunIdBusy as exc:
+                refused.append(exc)
+
+        threads = [threading.Thread(target=take) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert (len(won), len(refused)) == (1, 5), f"round {round_no}"
+        assert _lease_doc(store)["owner"] == won[0].token

@@ -11,8 +11,10 @@ Out: the tables carry run_id and recompute the truth from the seed; the suite fi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -72,11 +74,79 @@ def test_twelve_suites_in_protocol_order_each_rule_a_documented_sql_file():
         assert s.mutants or s.findings, f"{s.name}: nothing known to break it"
 
 
+def _all_pass(names=tuple(SUITE_NAMES)) -> list[dict]:
+    return [{"name": n, "success": True} for n in names]
+
+
 def test_verdict_merges_false_over_unknown_over_true():
     assert V.merge_verdict([]) == "unknown"
-    assert V.merge_verdict([{"success": True}] * 3) == "valid"
-    assert V.merge_verdict([{"success": True}, {"success": None}]) == "unknown"
-    assert V.merge_verdict([{"success": None}, {"success": False}, {"success": True}]) == "invalid"
+    assert V.merge_verdict(_all_pass()) == "valid"
+    assert V.merge_verdict(_all_pass()[:11] + [{"name": SUITE_NAMES[11], "success": None}]) == "unknown"
+    assert V.merge_verdict(_all_pass()[:10] + [{"name": SUITE_NAMES[10], "success": None},
+                                                {"name": SUITE_NAMES[11], "success": False}]) == "invalid"
+
+
+@pytest.mark.parametrize("gone", SUITE_NAMES)
+def test_an_invariant_without_a_check_is_unknown_never_valid(gone):
+    checks = [c for c in _all_pass() if c["name"] != gone]
+    assert V.merge_verdict(checks) == "unknown"
+    assert V.missing_invariants(checks) == [gone]
+    assert V.merge_verdict(checks + [{"name": "something_else", "success": True}]) == "unknown"
+
+
+def test_the_registry_is_the_twelve_invariants_of_protocol_section_9():
+    assert V.EXPECTED_INVARIANTS == tuple(SUITE_NAMES)  # PROTOCOL.md section 9, items 1-12, in order
+
+
+@pytest.fixture
+def expectations_copy(tmp_path):
+    target = tmp_path / "expectations"
+    shutil.copytree(V.expectations_dir(), target)
+    return target
+
+
+def test_a_copy_of_the_expectations_loads_as_the_registry(expectations_copy):
+    assert [s.name for s in V.load_suites(expectations_copy)] == SUITE_NAMES
+
+
+def test_a_deleted_suite_file_is_refused_naming_its_invariant(expectations_copy):
+    (expectations_copy / "suites" / "04_storage_safety.yaml").unlink()
+    with pytest.raises(V.SuiteError, match=r"no suite for invariant 4 \(storage_safety\)"):
+        V.load_suites(expectations_copy)
+
+
+@pytest.mark.parametrize("rules", ["rules: []", "rules:", ""])
+def test_a_suite_without_rules_is_refused(expectations_copy, rules):
+    path = expectations_copy / "suites" / "09_notifications.yaml"
+    text = path.read_text()
+    path.write_text(text[:text.index("rules:")] + rules + "\n")
+    with pytest.raises(V.SuiteError, match="09_notifications.yaml: suite notifications has no rules"):
+        V.load_suites(expectations_copy)
+
+
+def test_a_rule_whose_sql_is_missing_is_refused_naming_the_file(expectations_copy):
+    (expectations_copy / "sql" / "liveness" / "global_after_faults.sql").unlink()
+    with pytest.raises(V.SuiteError, match="global_after_faults.sql"):
+        V.load_suites(expectations_copy)
+
+
+def test_a_suite_outside_the_registry_is_refused(expectations_copy):
+    path = expectations_copy / "suites" / "12_liveness.yaml"
+    path.write_text(path.read_text().replace("name: liveness", "name: liveliness"))
+    (expectations_copy / "sql" / "liveness").rename(expectations_copy / "sql" / "liveliness")
+    with pytest.raises(V.SuiteError) as info:
+        V.load_suites(expectations_copy)
+    assert "no suite for invariant 12 (liveness)" in str(info.value)
+    assert "suite liveliness is not an invariant of the registry" in str(info.value)
+
+
+def test_a_suite_with_only_its_evaluability_probe_is_unknown():
+    suite = next(s for s in V.load_suites() if s.name == "liveness")
+    empty = dataclasses.replace(suite, rules=())
+    run_id = "r"
+    results = {V.EVALUABLE: {"success": True, "by_run": {run_id: {"count": 0, "examples": []}}}}
+    check = V._check(empty, run_id, results, None)
+    assert check["success"] is None and "no rules" in check["error"]
 
 
 def test_operator_modes_are_the_jobs():

@@ -5,19 +5,23 @@ In:  the real CLI and runner against the embedded S3 server; a data plane made t
      taken out.
 Out: exit code 3 and a summary.json on storage whose verdict is `unknown` with the error,
      never exit 1 ("invariant violated") or a traceback; a rule with no result for a run
-     makes its suite `unknown` for that run.
+     makes its suite `unknown` for that run; a suite file deleted or emptied in the
+     expectations makes a judged run `unknown`, never `valid` with fewer checks; an S3
+     endpoint killed mid-run is one line of reason on the console (the traceback in
+     LOCAL_DIR/RUN_ID/error.log) and no report address that was never written.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from contextlib import contextmanager
 
 import pytest
 
 from regionchaos import cli, runner
 from regionchaos.dataplane import S3Persistence
-from regionchaos.storage import ObjectStore
+from regionchaos.storage import EmbeddedS3, ObjectStore
 
 
 def _boom(self, batch):
@@ -145,3 +149,67 @@ def test_unexpected_rows_fail_the_suite_for_that_run_only(gx_result):
         assert _checks(result, run_id)["exactly_once_output"]["success"] is True
         other = _checks(result, "other-run")["exactly_once_output"]
     assert other["success"] is False and other["failed_rules"] == ["no_duplicate_commit"]
+
+
+# -- the registry: a verdict needs every invariant and rule ------------------------------------------
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("breakage", ["suite file deleted", "rules: []"])
+def test_a_run_judged_with_a_suite_missing_or_empty_is_unknown(gx_result, spark, s3_server, tmp_path, monkeypatch,
+                                                                breakage):
+    from regionchaos import validate as V
+
+    _, run_id = gx_result  # a valid run, already emulated
+    broken = tmp_path / "expectations"
+    shutil.copytree(V.expectations_dir(), broken)
+    suite = broken / "suites" / "04_storage_safety.yaml"
+    if breakage == "suite file deleted":
+        suite.unlink()
+    else:
+        text = suite.read_text()
+        suite.write_text(text[:text.index("rules:")] + "rules: []\n")
+    monkeypatch.setenv(V.EXPECTATIONS_ENV, str(broken))
+    monkeypatch.setattr(V.GXValidator, "_instance", None)  # this process's GX is built from the broken copy
+    summary = runner.finish(run_id, storage=s3_server.config, spark=spark, local_dir=tmp_path / "runs")
+    assert summary["verdict"] == "unknown" and runner.exit_code(summary) == runner.EXIT_UNKNOWN
+    assert "storage_safety" in summary["error"] and summary["checks"] == []
+    stored = json.loads(ObjectStore.for_run(s3_server.config, run_id).get("summary.json"))
+    assert stored["verdict"] == "unknown"
+
+
+# -- a killed endpoint: one line of reason, no report address that was not written -------------------
+
+
+@pytest.mark.spark
+def test_a_killed_endpoint_is_one_line_of_reason_and_no_report_address(spark, monkeypatch, tmp_path, capsys):
+    server = EmbeddedS3(bucket="killed")
+    config = server.start()
+    flush = S3Persistence.flush
+
+    def kill_then_flush(self, batch):  # the endpoint dies mid-run: the data plane's next upload meets it
+        server.stop()
+        return flush(self, batch)
+
+    monkeypatch.setattr(S3Persistence, "flush", kill_then_flush)
+    try:
+        code = cli.main(["run", "--scenario", "smoke", "--seed", "3", "--run-id", "killed-endpoint",
+                         "--s3-endpoint", config.endpoint_url, "--bucket", "killed", "--local-dir", str(tmp_path)])
+    finally:
+        server.stop()
+    out = capsys.readouterr().out
+    assert code == runner.EXIT_UNKNOWN
+    after = out[out.index("verdict: unknown"):]  # what follows the emulation's progress lines
+    lines = [line for line in after.splitlines() if line.strip()]
+    reason = " ".join(after.split())
+    assert "error (verdict unknown): emulate failed: StorageError: data plane upload" in reason
+    assert f"is unreachable" in reason and config.endpoint_url in reason
+    assert "Traceback" not in out and "at org.apache" not in out and "py4j" not in out
+    assert len(lines) < 20, after  # verdict, the reason (wrapped at 80 columns), findings, where, replay
+    assert "report:" not in out and "report/index.html" not in out  # none was written
+    log = tmp_path / "killed-endpoint" / "error.log"
+    assert f"(details:{log})" in "".join(after.split())  # rich wraps long paths: compare without spaces
+    detail = log.read_text()
+    assert "Traceback" in detail and "StorageUnreachable" in detail
+    local = json.loads((tmp_path / "killed-endpoint" / "summary.json").read_text())
+    assert local["verdict"] == "unknown" and local["report"] is None and local["datadocs"] is None

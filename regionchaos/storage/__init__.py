@@ -5,7 +5,8 @@ Out: an `ObjectStore` confined to ``s3://BUCKET/runs/RUN_ID/``; `EmbeddedS3` /
      `ensure_storage` for the default in-process S3 server; `FaultyObjectStore` for
      planned storage faults.
 
-Modules: `s3` (config, store, errors, stats), `embedded` (moto server), `faults`.
+Modules: `s3` (config, store, errors, stats), `lease` (one run at a time per run id),
+`embedded` (moto server), `faults`.
 """
 
 from regionchaos.storage.embedded import EmbeddedS3, create_bucket, ensure_storage
@@ -16,6 +17,7 @@ from regionchaos.storage.faults import (
     InjectedCrash,
     InjectedPutFailure,
 )
+from regionchaos.storage.lease import LeaseLost, RunIdBusy, RunLease
 from regionchaos.storage.s3 import (
     BucketMissing,
     ObjectMissing,
@@ -36,8 +38,11 @@ __all__ = [
     "FaultyObjectStore",
     "InjectedCrash",
     "InjectedPutFailure",
+    "LeaseLost",
     "ObjectMissing",
     "ObjectStore",
+    "RunIdBusy",
+    "RunLease",
     "StorageConfig",
     "StorageError",
     "StorageStats",

@@ -124,7 +124,7 @@ class _S3Server:
         from werkzeug.serving import make_server
 
         try:
-            self._server: Any = make_server(host, port, create_backend_app("s3"), threaded=True,
+            self._server: Any = make_server(host, port, _AtomicConditionalWrites(create_backend_app("s3")), threaded=True,
                                             request_handler=MotoRequestHandler)
         except (OSError, SystemExit) as exc:  # werkzeug prints a busy port's error and exits
             raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: "
@@ -141,6 +141,32 @@ class _S3Server:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+class _AtomicConditionalWrites:
+    """WSGI middleware: conditional requests (``If-None-Match`` / ``If-Match``) one at a time.
+
+    moto checks a PUT's condition and then stores the object as two steps, so two concurrent
+    ``If-None-Match: *`` PUTs of one key can both succeed on its threaded server; S3 and MinIO
+    decide them atomically (one wins, the other gets 412 or 409). Serialising the conditional
+    requests (only the run-id lease makes them: a few per run) gives the embedded server S3's
+    semantics."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        if not (environ.get("HTTP_IF_NONE_MATCH") or environ.get("HTTP_IF_MATCH")):
+            return self._app(environ, start_response)
+        with self._lock:  # the whole request, its response body included
+            result = self._app(environ, start_response)
+            try:
+                return [b"".join(result)]
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
 
 
 def _quiet_request_log() -> None:

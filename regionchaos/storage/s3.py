@@ -25,17 +25,26 @@ import botocore.config
 import botocore.exceptions
 import pydantic
 
+# One S3 call against an endpoint that stops answering (frozen, not dead) gives up after at most
+# MAX_ATTEMPTS x (CONNECT_TIMEOUT_S or READ_TIMEOUT_S) plus botocore's standard-mode backoff
+# (under 2 s per retry here): 3 x 15 s + ~3 s, so a frozen endpoint ends a run as unknown within
+# about a minute (`call_budget_s`). A healthy embedded or MinIO server answers in milliseconds.
 CONNECT_TIMEOUT_S = 5.0
-READ_TIMEOUT_S = 60.0
+READ_TIMEOUT_S = 15.0
 MAX_ATTEMPTS = 3
 # check_ready probes once, quickly: an unreachable endpoint must fail in seconds.
 PROBE_CONNECT_TIMEOUT_S = 2.0
 PROBE_READ_TIMEOUT_S = 5.0
 DELETE_BATCH_SIZE = 1000  # S3's limit for one DeleteObjects call
+# Keys a store keeps for itself under a run prefix (the run-id lease, `regionchaos.storage.lease`):
+# never listed by `ObjectStore.list_keys`, so never deleted, mirrored or judged as an artifact.
+RESERVED_KEYS = frozenset({"_lease.json"})
 DEFAULT_THREADS = 16
 
 _MISSING_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
 _NO_BUCKET_CODES = frozenset({"NoSuchBucket"})
+# a conditional request whose condition does not hold (409: S3's answer to a concurrent one)
+_CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 _UNREACHABLE_ERRORS = (
     botocore.exceptions.EndpointConnectionError,  # includes ConnectTimeoutError
     botocore.exceptions.ReadTimeoutError,
@@ -91,24 +100,37 @@ class StorageConfig(pydantic.BaseModel):
     bucket: str = "regionchaos"
     region_name: str = "us-east-1"
     prefix: str = "runs"
+    # every client made from this config (driver, Spark tasks) gives up on a silent endpoint after
+    # these: see CONNECT_TIMEOUT_S. Settable for tests and slow links.
+    connect_timeout_s: float = pydantic.Field(CONNECT_TIMEOUT_S, gt=0, le=600)
+    read_timeout_s: float = pydantic.Field(READ_TIMEOUT_S, gt=0, le=3600)
+    max_attempts: int = pydantic.Field(MAX_ATTEMPTS, ge=1, le=10)
 
     def client(
         self,
         *,
-        connect_timeout_s: float = CONNECT_TIMEOUT_S,
-        read_timeout_s: float = READ_TIMEOUT_S,
-        max_attempts: int = MAX_ATTEMPTS,
+        connect_timeout_s: float | None = None,
+        read_timeout_s: float | None = None,
+        max_attempts: int | None = None,
     ) -> Any:
         """A new boto3 S3 client (path-style, standard retries, 32 pooled connections), made from
-        this process's session for the current AWS_* environment."""
+        this process's session for the current AWS_* environment; the timeouts and attempts of
+        this config unless given."""
         botocore_config = botocore.config.Config(
-            retries={"mode": "standard", "max_attempts": max_attempts},
+            retries={"mode": "standard", "total_max_attempts": max_attempts or self.max_attempts},
             max_pool_connections=32,
-            connect_timeout=connect_timeout_s,
-            read_timeout=read_timeout_s,
+            connect_timeout=connect_timeout_s or self.connect_timeout_s,
+            read_timeout=read_timeout_s or self.read_timeout_s,
             s3={"addressing_style": "path"},
         )
         return _new_client(endpoint_url=self.endpoint_url, region_name=self.region_name, config=botocore_config)
+
+    def call_budget_s(self) -> float:
+        """The longest one S3 call of this config can take against an endpoint that accepts
+        connections and never answers: every attempt waits out the read timeout, plus
+        botocore's standard-mode backoff between attempts (random, at most 2 ** attempt s)."""
+        backoff_s = sum(min(20.0, 2.0 ** n) for n in range(self.max_attempts - 1))
+        return self.max_attempts * max(self.connect_timeout_s, self.read_timeout_s) + backoff_s
 
     def describe_endpoint(self) -> str:
         """The endpoint for messages: its URL, or what boto3 falls back to."""
@@ -125,8 +147,8 @@ def check_bucket(config: StorageConfig) -> None:
     Raises StorageUnreachable, BucketMissing, or StorageError (credentials, access).
     """
     probe = config.client(
-        connect_timeout_s=PROBE_CONNECT_TIMEOUT_S,
-        read_timeout_s=PROBE_READ_TIMEOUT_S,
+        connect_timeout_s=min(PROBE_CONNECT_TIMEOUT_S, config.connect_timeout_s),
+        read_timeout_s=min(PROBE_READ_TIMEOUT_S, config.read_timeout_s),
         max_attempts=1,
     )
     try:
@@ -136,7 +158,7 @@ def check_bucket(config: StorageConfig) -> None:
         if code in _MISSING_CODES | _NO_BUCKET_CODES:
             raise BucketMissing(
                 f"S3 bucket {config.bucket!r} does not exist at "
-                f"{config.describe_endpoint()}. Create it, or check --s3-bucket"
+                f"{config.describe_endpoint()}. Create it, or check --bucket"
             ) from exc
         raise _translate(exc, config, f"HeadBucket {config.bucket!r}") from exc
     except Exception as exc:
@@ -240,14 +262,56 @@ class ObjectStore:
         """Conditional PUT (``If-None-Match: *``): True if written, False if the key exists.
 
         Real S3 may answer 409 ConditionalRequestConflict to concurrent conditional PUTs
-        of one key; that is raised as StorageError.
+        of one key: not written either (False); the caller reads the key and decides.
         """
+        return self.put_if_absent_etag(key, body) is not None
+
+    def put_if_absent_etag(self, key: str, body: bytes) -> str | None:
+        """`put_if_absent`, answering the new object's ETag, or None if the key exists."""
+        return self._put_conditional(key, body, IfNoneMatch="*")
+
+    def put_if_match(self, key: str, body: bytes, etag: str) -> str | None:
+        """Conditional PUT (``If-Match: ETAG``): replace the object only if it is still the one
+        with `etag`. The new ETag, or None if the object changed or is gone."""
+        return self._put_conditional(key, body, IfMatch=etag)
+
+    def _put_conditional(self, key: str, body: bytes, **condition: str) -> str | None:
         full = self.full_key(key)
         try:
-            self._call("PutObject", full, self.client.put_object, bytes_written=len(body),
-                       Bucket=self.config.bucket, Key=full, Body=body, IfNoneMatch="*")
+            response = self._call("PutObject", full, self.client.put_object, bytes_written=len(body),
+                                  Bucket=self.config.bucket, Key=full, Body=body, **condition)
         except StorageError as exc:
-            if _error_code(exc.__cause__) == "PreconditionFailed":
+            if _error_code(exc.__cause__) in _CONDITION_FAILED_CODES:
+                return None
+            raise
+        return str(response.get("ETag") or "")
+
+    def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
+        """The object's bytes and ETag, or None if there is none."""
+        full = self.full_key(key)
+
+        def get() -> tuple[bytes, str]:
+            response = self.client.get_object(Bucket=self.config.bucket, Key=full)
+            return response["Body"].read(), str(response.get("ETag") or "")
+
+        try:
+            body, etag = self._call("GetObject", full, get)
+        except StorageError as exc:
+            if _error_code(exc.__cause__) in _MISSING_CODES:
+                return None
+            raise
+        self.stats.add_bytes_read(len(body))
+        return body, etag
+
+    def delete_if_match(self, key: str, etag: str) -> bool:
+        """Delete the object only if it is still the one with `etag` (``If-Match``); True if
+        deleted, False if it changed or is gone."""
+        full = self.full_key(key)
+        try:
+            self._call("DeleteObject", full, self.client.delete_object,
+                       Bucket=self.config.bucket, Key=full, IfMatch=etag)
+        except StorageError as exc:
+            if _error_code(exc.__cause__) in _CONDITION_FAILED_CODES | _MISSING_CODES:
                 return False
             raise
         return True
@@ -286,7 +350,8 @@ class ObjectStore:
         return True
 
     def list_keys(self, sub_prefix: str = "") -> list[str]:
-        """Keys under ``run prefix + sub_prefix``, relative to the run prefix, sorted."""
+        """Keys under ``run prefix + sub_prefix``, relative to the run prefix, sorted; without
+        the store's own `RESERVED_KEYS` (the run-id lease)."""
         prefix = self.run_prefix
         if sub_prefix:
             trailing = "/" if sub_prefix.endswith("/") else ""
@@ -302,7 +367,7 @@ class ObjectStore:
         except Exception as exc:
             self.stats.record("ListObjectsV2")  # the page request that failed
             raise _translate(exc, self.config, f"ListObjectsV2 {prefix}") from exc
-        return sorted(keys)
+        return sorted(key for key in keys if key not in RESERVED_KEYS)
 
     def delete_many(self, keys: Iterable[str]) -> int:
         """Delete `keys` in DeleteObjects batches of 1000; returns how many were asked.
@@ -376,6 +441,18 @@ def _error_code(exc: BaseException | None) -> str | None:
 def _translate(exc: Exception, config: StorageConfig, what: str) -> StorageError:
     """A StorageError naming the endpoint/bucket/operation for a botocore failure."""
     endpoint = config.describe_endpoint()
+    if isinstance(exc, botocore.exceptions.ReadTimeoutError):
+        return StorageUnreachable(
+            f"S3 endpoint {endpoint} did not answer {what} within {config.read_timeout_s:g} s "
+            f"({config.max_attempts} attempts): it accepts connections but is not responding. "
+            "Check --s3-endpoint / AWS_ENDPOINT_URL"
+        )
+    if isinstance(exc, botocore.exceptions.ConnectTimeoutError):
+        return StorageUnreachable(
+            f"S3 endpoint {endpoint} did not accept a connection for {what} within "
+            f"{config.connect_timeout_s:g} s ({config.max_attempts} attempts). "
+            "Check --s3-endpoint / AWS_ENDPOINT_URL"
+        )
     if isinstance(exc, _UNREACHABLE_ERRORS):
         return StorageUnreachable(
             f"S3 endpoint {endpoint} is unreachable: {exc}. "
