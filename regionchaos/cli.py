@@ -365,11 +365,11 @@ def print_summary(summary: dict, console: Console) -> None:
         console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]
                                                      else f"[red]no[/red] ({escape(expected['why'])})"))
     if summary.get("report"):  # None: no report was written (a crashed run)
-        console.print(f"report: {escape(summary['report'])}", highlight=False)
+        console.print(f"report: {escape(str(summary['report']))}", highlight=False)
         if summary.get("local"):
-            console.print(f"report (local copy): {escape(summary['local'])}/report/index.html", highlight=False)
+            console.print(f"report (local copy): {escape(str(summary['local']))}/report/index.html", highlight=False)
     elif summary.get("local"):
-        console.print(f"no report written; summary (local copy): {escape(summary['local'])}/summary.json",
+        console.print(f"no report written; summary (local copy): {escape(str(summary['local']))}/summary.json",
                       highlight=False)
     console.print(f"replay: {escape(summary['replay'])}", soft_wrap=True)
 
