@@ -91,6 +91,9 @@ FINDINGS: tuple[Finding, ...] = (
                                     or sc.faults.swarm)),
     # F8 (a silent task expires the checkpoint under the PR) is withdrawn: the PR's canceller marks
     # the silent tasks declined and fails their regions (FINDINGS.md); no allowance is left for it
+    Finding("F9", ("decisions_follow_rules.forced_failure_is_not_a_job_failure",),
+            "PR: a failed forced checkpoint counts toward tolerable-failed-checkpoints and fails the job",
+            lambda sc: _pr(sc) and sc.flink.tolerable_failed_checkpoints is not None),
 )
 
 

@@ -293,3 +293,21 @@ def test_silent_task_with_regional_off(semantics):
     o = run_checkpoint(coord, owned, silent={("src", 1)})
     assert o.status == C.ABORTED and o.counter_after == 0
     assert o.reason == (C.R_EXPIRED if semantics == "pr" else C.R_REGIONAL_OFF)
+
+
+@pytest.mark.parametrize("semantics", SEMANTICS)
+def test_availability_with_one_region_failing_every_checkpoint(semantics):
+    """The Availability hazard, through the coordinator. Region 0 declines every checkpoint after
+    the first (a slow region: the case the FLIP promises progress for, at max-failure-ratio 0.5 with
+    1 of 4 regions failed). tolerable-failed-checkpoints 0, Flink's default. Tier 1 forces every third
+    checkpoint (max-consecutive-failures 2); the forced one fails on region 0. PR: each of those
+    aborts fails the job (F9). FLIP: aborted, never a job failure; the other regions keep completing."""
+    coord, owned = _fresh(semantics, max_consecutive=2)
+    _tolerating(coord, 0)
+    run_checkpoint(coord, owned)
+    outcomes = [run_checkpoint(coord, owned, fail=_region_tasks(0)) for _ in range(12)]
+    forced = [o for o in outcomes if o.forced_global]
+    assert [o.status for o in outcomes].count(REGIONAL) == 8 and len(forced) == 4
+    assert all((o.status, o.reason) == (C.ABORTED, C.R_FORCED_GLOBAL) for o in forced)
+    failures = sum(o.job_failed for o in outcomes)
+    assert failures == (4 if semantics == "pr" else 0)
