@@ -230,10 +230,11 @@ class Emulation:
                 self.progress(self.attempt, limit, outcome)
             if outcome is None:  # JobManager crashed before the metadata commit
                 self.failover.jobmanager_failover("crash between state upload and metadata commit")
-            elif outcome.job_failed:  # CheckpointFailureManager: tolerable-failed-checkpoints exceeded
-                self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
-            elif self.attempt in rescales and not self.stats["finished"]:
-                self.failover.rescale(rescales[self.attempt])
+            else:
+                if outcome.job_failed:  # CheckpointFailureManager: tolerable-failed-checkpoints exceeded
+                    self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
+                if self.attempt in rescales and not self.stats["finished"]:
+                    self.failover.rescale(rescales[self.attempt])
             self.attempt += 1
             if healing and not self.flow.length and self.attempt >= fault_attempts + heal:
                 break
