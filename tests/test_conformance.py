@@ -52,8 +52,8 @@ Flink classes, methods and commits followed (-> the test here):
   -> test_source_coordinator_*.
 - MetadataV7SerializerTest (b46da6e40d3206c657a4aa5535e02771b9b50302): testRefCheckpointIdRoundTrip,
   testNoRefCheckpointIdRoundTrip -> test_metadata_* (the model's ``_metadata`` JSON, not V7 bytes).
-- RegionalCheckpointITCase (bd2cf43cfbe3d6c23ce3fcbbd9cca42967ab9ff5): testRegionalCheckpointCompleteDuringRegionFailover,
-  testSourceDataNotLostAfterRegionalCheckpoint, testForcedGlobalAfterConsecutiveLimit,
+- RegionalCheckpointITCase (bd2cf43cfbe3d6c23ce3fcbbd9cca42967ab9ff5):
+  testRegionalCheckpointCompleteDuringRegionFailover, testSourceDataNotLostAfterRegionalCheckpoint, testForcedGlobalAfterConsecutiveLimit,
   testAllToAllTopologyFallsBackToGlobalBehavior -> test_itcase_* (an in-memory Emulation run of a
   bounded job with region crashes, as the MiniCluster job, instead of a MiniCluster).
 
@@ -147,7 +147,8 @@ def _decline_sink_ack_source(coord, owned):
 
 
 def test_success_path_completes_with_state_merge():
-    """testRegionalCheckpointCompletesWithStateMerge: the healthy region's entry is fresh, the failed
+    """RegionalCheckpointSuccessPathTest.testRegionalCheckpointCompletesWithStateMerge (e98dc041):
+    the healthy region's entry is fresh, the failed
     region's is the historical one tagged with the fallback id; the counter is 1."""
     coord, owned = _multi_region()
     o = _decline_sink_ack_source(coord, owned)
@@ -159,7 +160,8 @@ def test_success_path_completes_with_state_merge():
 
 
 def test_success_path_failed_region_without_historical_subtask_state_still_completes():
-    """testFailedRegionWithoutHistoricalSubtaskStateStillCompletes: the historical checkpoint holds
+    """RegionalCheckpointSuccessPathTest.testFailedRegionWithoutHistoricalSubtaskStateStillCompletes (e98dc041):
+    the historical checkpoint holds
     the sink operator without subtask state; nothing is grafted (``lastState.getState(idx) == null``)
     and the checkpoint still completes with the healthy source's state."""
     store = CompletedCheckpointStore(2)
@@ -174,7 +176,8 @@ def test_success_path_failed_region_without_historical_subtask_state_still_compl
 
 
 def test_success_path_counter_increments_then_resets_on_global_checkpoint():
-    """testConsecutiveCounterIncrementsThenResetsOnGlobalCheckpoint: 1, 2, then a global one: 0."""
+    """RegionalCheckpointSuccessPathTest.testConsecutiveCounterIncrementsThenResetsOnGlobalCheckpoint (e98dc041):
+    1, 2, then a global one: 0."""
     coord, owned = _multi_region()
     counters = [_decline_sink_ack_source(coord, owned).counter_after for _ in range(2)]
     assert counters == [1, 2]
@@ -182,7 +185,8 @@ def test_success_path_counter_increments_then_resets_on_global_checkpoint():
 
 
 def test_success_path_coordinator_fallback_state_written():
-    """testCoordinatorFallbackStateWrittenAndNotified (its state half): the failed region's
+    """RegionalCheckpointSuccessPathTest.testCoordinatorFallbackStateWrittenAndNotified (e98dc041):
+    (its state half): the failed region's
     coordinator gives its region-fallback state, which the completed checkpoint carries instead of
     the state taken at the trigger; the failed region's task is told ``fallback``."""
     coord, owned = _multi_region()
@@ -198,7 +202,8 @@ def test_success_path_coordinator_fallback_state_written():
 
 
 def test_success_path_unsupported_coordinator_aborts():
-    """testUnsupportedCoordinatorAbortsRegionalCheckpoint: a coordinator in the failed region that
+    """RegionalCheckpointSuccessPathTest.testUnsupportedCoordinatorAbortsRegionalCheckpoint (e98dc041):
+    a coordinator in the failed region that
     does not support regional checkpoints aborts it (``supportsRegionCheckpoint()`` false)."""
     coord, owned = _multi_region(fallback=False)
     o = _respond(coord, owned, decline={SOURCE})
@@ -210,7 +215,8 @@ def test_success_path_unsupported_coordinator_aborts():
 
 
 def test_state_assembly_single_region_job_aborts():
-    """testSingleRegionJobAborts: source -> sink PIPELINED is one region: ``totalRegions <= 1``."""
+    """RegionalCheckpointStateAssemblyTest.testSingleRegionJobAborts (c62a1725):
+    source -> sink PIPELINED is one region: ``totalRegions <= 1``."""
     coord = coordinator(1, ratio=0.5, max_consecutive=3, semantics=PR)
     owned = {}
     assert _respond(coord, owned).status == GLOBAL  # a history does not change the rule
@@ -219,7 +225,8 @@ def test_state_assembly_single_region_job_aborts():
 
 
 def test_state_assembly_consecutive_limit_zero_without_history_aborts():
-    """testConsecutiveLimitExceededAborts (max 0, empty store): aborted. Its javadoc names the
+    """RegionalCheckpointStateAssemblyTest.testConsecutiveLimitExceededAborts (c62a1725):
+    (max 0, empty store): aborted. Its javadoc names the
     consecutive limit (raoraoxiong/flink 183e716 aborted there); the handler at 4e120137 lets tier 1
     complete the current checkpoint and aborts this one for having no historical checkpoint."""
     coord, owned = _multi_region(max_consecutive=0, history=False)
@@ -228,7 +235,8 @@ def test_state_assembly_consecutive_limit_zero_without_history_aborts():
 
 
 def test_state_assembly_failure_ratio_exceeded_aborts():
-    """testFailureRatioExceededAborts: ratio 0.0, one of two regions failed; the ratio rule fires
+    """RegionalCheckpointStateAssemblyTest.testFailureRatioExceededAborts (c62a1725):
+    ratio 0.0, one of two regions failed; the ratio rule fires
     before the missing history would."""
     coord, owned = _multi_region(ratio=0.0, history=False)
     o = _decline_sink_ack_source(coord, owned)
@@ -236,14 +244,16 @@ def test_state_assembly_failure_ratio_exceeded_aborts():
 
 
 def test_state_assembly_no_historical_checkpoint_aborts():
-    """testNoHistoricalCheckpointAborts: empty store, ratio 0.9: ``lastCompleted == null``."""
+    """RegionalCheckpointStateAssemblyTest.testNoHistoricalCheckpointAborts (c62a1725):
+    empty store, ratio 0.9: ``lastCompleted == null``."""
     coord, owned = _multi_region(history=False)
     o = _decline_sink_ack_source(coord, owned)
     assert (o.status, o.reason) == (C.ABORTED, C.R_NO_PREVIOUS)
 
 
 def test_state_assembly_regional_disabled_aborts_at_the_decline():
-    """testRegionalCheckpointDisabledAborts: regional off, the decline aborts at once."""
+    """RegionalCheckpointStateAssemblyTest.testRegionalCheckpointDisabledAborts (c62a1725):
+    regional off, the decline aborts at once."""
     coord, owned = _multi_region(region=False, history=False)
     pending = coord.trigger_checkpoint()
     o = coord.receive_decline(pending, SOURCE, "CHECKPOINT_DECLINED")
@@ -251,7 +261,8 @@ def test_state_assembly_regional_disabled_aborts_at_the_decline():
 
 
 def test_state_assembly_decline_buffered_until_all_respond():
-    """testDeclineBufferedUntilAllRespond: one vertex at parallelism 2 (two regions); the first
+    """RegionalCheckpointStateAssemblyTest.testDeclineBufferedUntilAllRespond (c62a1725):
+    one vertex at parallelism 2 (two regions); the first
     decline leaves the checkpoint pending."""
     coord = coordinator(2, ratio=0.5, max_consecutive=3, semantics=PR)
     pending = coord.trigger_checkpoint()
@@ -263,14 +274,16 @@ def test_state_assembly_decline_buffered_until_all_respond():
 
 
 def test_consecutive_limit_within_limit():
-    """testConsecutiveRegionalCheckpointsWithinLimit: max 2, counter 0: REGIONAL, counter 1 < 2."""
+    """RegionalCheckpointConsecutiveLimitTest.testConsecutiveRegionalCheckpointsWithinLimit (f9db1218):
+    max 2, counter 0: REGIONAL, counter 1 < 2."""
     coord, owned = _multi_region(max_consecutive=2)
     o = _decline_sink_ack_source(coord, owned)
     assert (o.status, coord.consecutive_regional, coord.force_global_next) == (REGIONAL, 1, False)
 
 
 def test_consecutive_limit_tier1_forces_global_after_limit_reached():
-    """testTier1ForcesGlobalAfterLimitReached: max 0, the first regional still completes; the flag
+    """RegionalCheckpointConsecutiveLimitTest.testTier1ForcesGlobalAfterLimitReached (f9db1218):
+    max 0, the first regional still completes; the flag
     is set after it (1 >= 0) and the next checkpoint is forced."""
     coord, owned = _multi_region(max_consecutive=0)
     o = _decline_sink_ack_source(coord, owned)
@@ -279,7 +292,8 @@ def test_consecutive_limit_tier1_forces_global_after_limit_reached():
 
 
 def test_consecutive_limit_tier2_forced_failure_resets_counter_and_flag():
-    """testTier2ForcedGlobalFailureResetsCounterAndFlag: max 1; REGIONAL sets the flag; the forced
+    """RegionalCheckpointConsecutiveLimitTest.testTier2ForcedGlobalFailureResetsCounterAndFlag (f9db1218):
+    max 1; REGIONAL sets the flag; the forced
     checkpoint with a decline aborts and resets both."""
     coord, owned = _multi_region(max_consecutive=1)
     assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.force_global_next
@@ -289,14 +303,16 @@ def test_consecutive_limit_tier2_forced_failure_resets_counter_and_flag():
 
 
 def test_consecutive_limit_count_reset_after_global_checkpoint():
-    """testCountResetAfterGlobalCheckpoint: every task acks: GLOBAL, counter 0, one retained."""
+    """RegionalCheckpointConsecutiveLimitTest.testCountResetAfterGlobalCheckpoint (f9db1218):
+    every task acks: GLOBAL, counter 0, one retained."""
     coord, owned = _multi_region(max_consecutive=10, history=False)
     o = _respond(coord, owned)
     assert (o.status, coord.consecutive_regional, len(coord.store.retained)) == (GLOBAL, 0, 1)
 
 
 def test_consecutive_limit_config_determines_force_global_after_limit():
-    """testLimitConfigDeterminesForceGlobalAfterLimit: max 1 and max 0 both complete the first
+    """RegionalCheckpointConsecutiveLimitTest.testLimitConfigDeterminesForceGlobalAfterLimit (f9db1218):
+    max 1 and max 0 both complete the first
     regional checkpoint (not aborted at the limit) and set the flag after it."""
     for max_consecutive in (1, 0):
         coord, owned = _multi_region(max_consecutive=max_consecutive)
@@ -308,7 +324,8 @@ def test_consecutive_limit_config_determines_force_global_after_limit():
 
 
 def test_bounded_source_all_sources_finished_forces_global():
-    """testAllSourcesFinishedForcesGlobalCheckpoint: a regional checkpoint, then all sources
+    """RegionalCheckpointBoundedSourceTest.testAllSourcesFinishedForcesGlobalCheckpoint (f9db1218):
+    a regional checkpoint, then all sources
     finished (``checkAllSourcesFinishedAndForceGlobal``): the next checkpoint is forced; the sink's
     decline aborts it (tier 2) and the counter resets."""
     coord, owned = _multi_region(max_consecutive=10)
@@ -320,7 +337,8 @@ def test_bounded_source_all_sources_finished_forces_global():
 
 
 def test_bounded_source_all_sources_finished_global_succeeds():
-    """testAllSourcesFinishedGlobalCheckpointSucceeds: all sources finished, every task acks:
+    """RegionalCheckpointBoundedSourceTest.testAllSourcesFinishedGlobalCheckpointSucceeds (f9db1218):
+    all sources finished, every task acks:
     GLOBAL, counter 0, flag cleared, one retained."""
     coord, owned = _multi_region(max_consecutive=10, history=False)
     coord.sources_exhausted = True
@@ -333,7 +351,8 @@ def test_bounded_source_all_sources_finished_global_succeeds():
 
 
 def test_timeout_triggers_regional_path_when_enabled():
-    """testTimeoutTriggersRegionalCheckpointPathWhenEnabled: the sink stays silent; the canceller
+    """RegionalCheckpointTimeoutTest.testTimeoutTriggersRegionalCheckpointPathWhenEnabled (528c1d26):
+    the sink stays silent; the canceller
     marks it declined (``markUnacknowledgedTasksAsDeclined``) and evaluates the regional completion:
     not an expiry. The checkpoint completes REGIONAL (counter 1 <= 5)."""
     coord, owned = _multi_region(max_consecutive=5)
@@ -343,7 +362,8 @@ def test_timeout_triggers_regional_path_when_enabled():
 
 
 def test_timeout_follows_original_path_when_disabled():
-    """testTimeoutFollowsOriginalPathWhenDisabled: regional off, the sink silent: expired
+    """RegionalCheckpointTimeoutTest.testTimeoutFollowsOriginalPathWhenDisabled (528c1d26):
+    regional off, the sink silent: expired
     (``CHECKPOINT_EXPIRED``), the counter stays 0."""
     coord, owned = _multi_region(region=False, history=False)
     o = _respond(coord, owned, silent={SINK})
@@ -351,7 +371,8 @@ def test_timeout_follows_original_path_when_disabled():
 
 
 def test_timeout_during_forced_global_triggers_tier2_reset():
-    """testTimeoutDuringForcedGlobalTriggersTier2Reset: max 0; a regional checkpoint sets the flag;
+    """RegionalCheckpointTimeoutTest.testTimeoutDuringForcedGlobalTriggersTier2Reset (528c1d26):
+    max 0; a regional checkpoint sets the flag;
     the forced one times out on the sink: tier 2, counter and flag reset."""
     coord, owned = _multi_region(max_consecutive=0)
     assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.force_global_next
@@ -364,7 +385,8 @@ def test_timeout_during_forced_global_triggers_tier2_reset():
 
 
 def test_deferred_abort_single_decline_does_not_abort():
-    """testRegionalEnabledSingleDeclineDoesNotImmediatelyAbort: two unconnected vertices; the first
+    """RegionalCheckpointDeferredAbortTest.testRegionalEnabledSingleDeclineDoesNotImmediatelyAbort (528c1d26):
+    two unconnected vertices; the first
     decline is buffered (``recordDecline``), the checkpoint stays pending with a decline."""
     coord, _ = _multi_region(ratio=DOCUMENTED_DEFAULT_RATIO, history=False)
     pending = coord.trigger_checkpoint()
@@ -373,7 +395,8 @@ def test_deferred_abort_single_decline_does_not_abort():
 
 
 def test_deferred_abort_all_tasks_respond_triggers_evaluation():
-    """testRegionalEnabledAllTasksRespondTriggersEvaluation: decline, then the other task acks: the
+    """RegionalCheckpointDeferredAbortTest.testRegionalEnabledAllTasksRespondTriggersEvaluation (528c1d26):
+    decline, then the other task acks: the
     evaluation runs and aborts (the Flink test's stub; under the handler: 1 of 2 regions > 0.3)."""
     coord, owned = _multi_region(ratio=DOCUMENTED_DEFAULT_RATIO, history=False)
     pending = coord.trigger_checkpoint()
@@ -383,7 +406,7 @@ def test_deferred_abort_all_tasks_respond_triggers_evaluation():
 
 
 def test_deferred_abort_regional_disabled_decline_aborts_at_once():
-    """testRegionalDisabledDeclineImmediatelyAborts."""
+    """RegionalCheckpointDeferredAbortTest.testRegionalDisabledDeclineImmediatelyAborts (528c1d26)."""
     coord, owned = _multi_region(region=False, history=False)
     pending = coord.trigger_checkpoint()
     o = coord.receive_decline(pending, SOURCE, "CHECKPOINT_DECLINED")
@@ -391,7 +414,8 @@ def test_deferred_abort_regional_disabled_decline_aborts_at_once():
 
 
 def test_deferred_abort_savepoint_decline_aborts_at_once():
-    """testSavepointDeclineImmediatelyAbortsRegardlessOfRegionalSetting: regional on, a savepoint;
+    """RegionalCheckpointDeferredAbortTest.testSavepointDeclineImmediatelyAbortsRegardlessOfRegionalSetting (528c1d26):
+    regional on, a savepoint;
     the first decline aborts it (declines are buffered only for checkpoints)."""
     coord, _ = _multi_region(history=False)
     pending = coord.trigger_savepoint()
@@ -401,7 +425,8 @@ def test_deferred_abort_savepoint_decline_aborts_at_once():
 
 
 def test_deferred_abort_decline_then_decline_triggers_evaluation():
-    """testRegionalEnabledDeclineThenDeclineTriggersEvaluation: both tasks decline; after the first
+    """RegionalCheckpointDeferredAbortTest.testRegionalEnabledDeclineThenDeclineTriggersEvaluation (528c1d26):
+    both tasks decline; after the first
     the checkpoint is pending, after the second it is evaluated and aborted (2 of 2 regions)."""
     coord, owned = _multi_region(ratio=DOCUMENTED_DEFAULT_RATIO, history=False)
     pending = coord.trigger_checkpoint()
@@ -415,7 +440,8 @@ def test_deferred_abort_decline_then_decline_triggers_evaluation():
 
 
 def test_cleaner_checkpoints_without_refs_are_retained_as_before():
-    """testCheckpointWithoutRefFieldIsTreatedAsGlobal: num-retained 1, three checkpoints without
+    """RegionalCheckpointCleanerTest.testCheckpointWithoutRefFieldIsTreatedAsGlobal (ea6bf33b):
+    num-retained 1, three checkpoints without
     refs: only the last is retained, and only its files live."""
     coord, owned = _multi_region(history=False, store=CompletedCheckpointStore(1))
     for _ in range(3):
@@ -426,7 +452,8 @@ def test_cleaner_checkpoints_without_refs_are_retained_as_before():
 
 
 def test_cleaner_reference_chain_broken_after_global_checkpoint():
-    """testReferenceChainBrokenAfterGlobalCheckpoint: 2 refs 1, 3 refs 2 (and so 1's files), then a
+    """RegionalCheckpointCleanerTest.testReferenceChainBrokenAfterGlobalCheckpoint (ea6bf33b):
+    2 refs 1, 3 refs 2 (and so 1's files), then a
     global 4: only 4 is retained, nothing of 1-3 stays alive."""
     coord, owned = _multi_region(history=True, store=CompletedCheckpointStore(1))
     assert [_decline_sink_ack_source(coord, owned).status for _ in range(2)] == [REGIONAL, REGIONAL]
@@ -451,7 +478,8 @@ def _assign(coord, owned, splits):
 
 
 def test_source_coordinator_supports_region_checkpoint():
-    """testSupportsRegionCheckpoint: the source's coordinator supports regional checkpoints: a
+    """SourceCoordinatorRegionalCheckpointTest.testSupportsRegionCheckpoint (ea6bf33b):
+    the source's coordinator supports regional checkpoints: a
     failed source region does not abort for want of a region-fallback state."""
     coord, owned = _source_job(2)
     _assign(coord, owned, [0, 1])
@@ -461,7 +489,8 @@ def test_source_coordinator_supports_region_checkpoint():
 
 
 def test_source_coordinator_region_fallback_state():
-    """testCheckpointCoordinatorForRegionFallback: 6 splits; before checkpoint 100 two go to subtask
+    """SourceCoordinatorRegionalCheckpointTest.testCheckpointCoordinatorForRegionFallback (ea6bf33b):
+    6 splits; before checkpoint 100 two go to subtask
     0 and one to subtask 1, after it one more each; subtask 0 falls back to 100 in 101. The fallback
     state has subtask 0's post-100 split unassigned again, with the one never assigned: 2."""
     coord, owned = _source_job(2)
@@ -478,7 +507,8 @@ def test_source_coordinator_region_fallback_state():
 
 
 def test_source_coordinator_region_fallback_with_no_assignments_after_checkpoint():
-    """testRegionFallbackWithNoAssignmentsAfterCheckpoint: 4 splits, one each before 100, none after:
+    """SourceCoordinatorRegionalCheckpointTest.testRegionFallbackWithNoAssignmentsAfterCheckpoint (ea6bf33b):
+    4 splits, one each before 100, none after:
     nothing to roll back, the 2 never assigned stay the unassigned ones."""
     coord, owned = _source_job(2)
     _assign(coord, owned, [0, 1])
@@ -489,7 +519,8 @@ def test_source_coordinator_region_fallback_with_no_assignments_after_checkpoint
 
 
 def test_source_coordinator_region_fallback_multiple_subtasks():
-    """testRegionFallbackMultipleSubtasks: 3 subtasks, one split each before 100 and after; subtasks
+    """SourceCoordinatorRegionalCheckpointTest.testRegionFallbackMultipleSubtasks (ea6bf33b):
+    3 subtasks, one split each before 100 and after; subtasks
     0 and 2 fall back: their two post-100 splits are unassigned again."""
     coord, owned = _source_job(3)
     _assign(coord, owned, [0, 1, 2])
@@ -508,7 +539,8 @@ def _round_trip(cp: CompletedCheckpoint) -> CompletedCheckpoint:
 
 
 def test_metadata_ref_checkpoint_id_round_trip():
-    """testRefCheckpointIdRoundTrip: a referenced entry keeps its refCheckpointId through the metadata."""
+    """MetadataV7SerializerTest.testRefCheckpointIdRoundTrip (b46da6e4):
+    a referenced entry keeps its refCheckpointId through the metadata."""
     coord, owned = _multi_region()
     cp = _decline_sink_ack_source(coord, owned).checkpoint
     back = _round_trip(cp)
@@ -517,7 +549,8 @@ def test_metadata_ref_checkpoint_id_round_trip():
 
 
 def test_metadata_no_ref_checkpoint_id_round_trip():
-    """testNoRefCheckpointIdRoundTrip: a fresh entry reads back with no refCheckpointId."""
+    """MetadataV7SerializerTest.testNoRefCheckpointIdRoundTrip (b46da6e4):
+    a fresh entry reads back with no refCheckpointId."""
     coord, owned = _multi_region(history=False)
     cp = _respond(coord, owned).checkpoint
     assert all(st.ref_checkpoint_id is None for st in _round_trip(cp).operator_states.values())
@@ -538,7 +571,8 @@ def _itcase_run(**extra):
 
 
 def test_itcase_regional_checkpoint_completes_during_region_failover_and_no_data_lost():
-    """testRegionalCheckpointCompleteDuringRegionFailover and testSourceDataNotLostAfterRegionalCheckpoint
+    """RegionalCheckpointITCase.testRegionalCheckpointCompleteDuringRegionFailover (bd2cf43c):
+    and testSourceDataNotLostAfterRegionalCheckpoint
     (POINTWISE, max-failure-ratio 0.5, max-consecutive-failures 2, region failures): the bounded job
     finishes, at least one checkpoint completes, a REGIONAL one among them, and every record the
     sources hold is committed (every sink subtask received data)."""
@@ -550,7 +584,8 @@ def test_itcase_regional_checkpoint_completes_during_region_failover_and_no_data
 
 
 def test_itcase_forced_global_after_consecutive_limit():
-    """testForcedGlobalAfterConsecutiveLimit: with max-consecutive-failures 2 the counter never
+    """RegionalCheckpointITCase.testForcedGlobalAfterConsecutiveLimit (bd2cf43c):
+    with max-consecutive-failures 2 the counter never
     passes 2, the checkpoint after it is forced, and checkpoints keep completing. (REGIONAL runs
     between GLOBAL ones may be longer: tier 2 resets the counter, finding F1.)"""
     _, decided = _itcase_run()
@@ -562,7 +597,8 @@ def test_itcase_forced_global_after_consecutive_limit():
 
 
 def test_itcase_all_to_all_topology_falls_back_to_global_behavior():
-    """testAllToAllTopologyFallsBackToGlobalBehavior: keyBy (ALL_TO_ALL) makes one region: every
+    """RegionalCheckpointITCase.testAllToAllTopologyFallsBackToGlobalBehavior (bd2cf43c):
+    keyBy (ALL_TO_ALL) makes one region: every
     checkpoint with a failure aborts (single region), none is REGIONAL, yet checkpoints complete
     and the job finishes."""
     result, decided = _itcase_run(**{"topology.partitioning": "rebalance"})
