@@ -147,6 +147,7 @@ class Emulation:
             semantics=scenario.flink.semantics,
             timeout_ms=scenario.flink.timeout_ms,
             region_timeout_ms=scenario.flink.region_timeout_ms,
+            tolerable_failed_checkpoints=scenario.flink.tolerable_failed_checkpoints,
         )
         w = scenario.workload
         self.events: list[dict] = []
@@ -229,8 +230,11 @@ class Emulation:
                 self.progress(self.attempt, limit, outcome)
             if outcome is None:  # JobManager crashed before the metadata commit
                 self.failover.jobmanager_failover("crash between state upload and metadata commit")
-            elif self.attempt in rescales and not self.stats["finished"]:
-                self.failover.rescale(rescales[self.attempt])
+            else:
+                if outcome.job_failed:  # CheckpointFailureManager: tolerable-failed-checkpoints exceeded
+                    self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
+                if self.attempt in rescales and not self.stats["finished"]:
+                    self.failover.rescale(rescales[self.attempt])
             self.attempt += 1
             if healing and not self.flow.length and self.attempt >= fault_attempts + heal:
                 break
@@ -304,7 +308,7 @@ class Emulation:
         region_of = self.coordinator.regions
         self.log(Kind.CHECKPOINT_DECIDED, checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
                  forced_global=o.forced_global, final=o.final, failed_regions=list(o.failed_regions),
-                 num_regions=self.coordinator.num_regions,
+                 num_regions=o.num_regions or self.coordinator.num_regions,
                  declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
                  timed_out=[[t[0], t[1], region_of[t]] for t in o.timed_out],
                  counter_before=o.counter_before, counter_after=o.counter_after,

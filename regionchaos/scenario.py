@@ -147,6 +147,14 @@ class FlinkConfig(_Strict):
     )
     timeout_ms: Int = Field(600_000, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.timeout")
     region_timeout_ms: Int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.region.timeout")
+    tolerable_failed_checkpoints: Int | None = Field(
+        None, ge=0, le=10_000, alias="execution.checkpointing.tolerable-failed-checkpoints",
+        description=(
+            "consecutive failed checkpoints Flink's CheckpointFailureManager tolerates before it fails "
+            "the job (a global failover). Unset: checkpoint failures never fail the job here (the model "
+            "before this key; Flink itself reads unset as 0)"
+        ),
+    )
     unaligned: Bool = Field(False, alias="execution.checkpointing.unaligned.enabled")
     num_retained: Int = Field(1, ge=1, le=1000, alias="state.checkpoints.num-retained")
     backend_type: Literal["hashmap", "rocksdb"] = Field("hashmap", alias="state.backend.type")

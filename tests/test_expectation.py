@@ -109,9 +109,9 @@ def test_the_report_says_which_failed_rules_each_finding_explains():
 
     from regionchaos.report import build_report
 
-    sc = load("smoke", overrides=PR)
-    checks = _checks(failed=["decisions_follow_rules.silent_task_fails_its_region"])
+    sc = load("smoke", overrides={**PR, "faults.jobmanager_failover": 0.1})
+    checks = _checks(failed=["flip_bounds.ref_chain_depth_within_bound"])
     summary = {"run_id": "r", "verdict": "invalid", "checks": checks, **_expectation(sc, None, "invalid", checks)}
     notes = dict(re.findall(r"<p class='note finding'>Finding <b>(F\d)</b>(.*?)</p>", build_report(summary, None)))
-    assert "silent_task_fails_its_region" in notes["F8"]
-    assert "explains" not in notes["F6"]  # F6 applies here too, but its rule did not fail
+    assert "ref_chain_depth_within_bound" in notes["F1"]
+    assert "explains" not in notes["F7"]  # F7 allows flip_bounds here too, but its rule did not fail

@@ -65,7 +65,7 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-rescale-fallback": {"reachable_global_state", "exactly_once_output"},
             "pr-forced-ratio-abort": {"decisions_follow_rules", "flip_bounds"},
             "pr-jobmanager-counter": {"decisions_follow_rules", "flip_bounds"},
-            "pr-silent-task-expires": {"decisions_follow_rules"}}
+            "pr-forced-failure-fails-job": {"decisions_follow_rules"}}
 
 
 def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> str:

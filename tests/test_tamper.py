@@ -90,6 +90,25 @@ def expire_an_aborted_checkpoint(store):
     H.edit_history(store, fn)
 
 
+def fail_the_job_after_a_forced_abort(store):
+    """The first ABORTED decision of the history now says its checkpoint was forced global, and the
+    job restarted globally right after it, in the same attempt, at the same parallelism (what the
+    CheckpointFailureManager's job failure looks like): PROTOCOL.md 3.5, not a job failure."""
+    def fn(events):
+        for e in events:
+            e["seq"] *= 2  # room for one more event after the decision
+        i, hit = next((i, e) for i, e in enumerate(events)
+                      if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED")
+        hit["forced_global"] = True
+        done = [e["checkpoint_id"] for e in events[:i]
+                if e["kind"] == "checkpoint_decided" and e.get("status") in ("GLOBAL", "REGIONAL")]
+        events.insert(i + 1, {"seq": hit["seq"] + 1, "attempt": hit["attempt"], "kind": "global_restore",
+                              "cause": "job failure", "restore_id": 99, "restore_from": done[-1] if done else None,
+                              "old_parallelism": 4, "new_parallelism": 4, "regions": 4, "restored": []})
+        return events
+    H.edit_history(store, fn)
+
+
 def drop_abort_reasons(store):
     def fn(events):
         hits = [e for e in events if e["kind"] == "checkpoint_decided" and e.get("status") == "ABORTED"]
@@ -487,6 +506,7 @@ CASES = {
     "abort_has_a_reason": ("decisions_follow_rules", BASE, drop_abort_reasons),
     "decision_status_known": ("decisions_follow_rules", BASE, misspell_an_abort_status),
     "silent_task_fails_its_region": ("decisions_follow_rules", BASE, expire_an_aborted_checkpoint),
+    "forced_failure_is_not_a_job_failure": ("decisions_follow_rules", BASE, fail_the_job_after_a_forced_abort),
     "consecutive_regional_within_bound": ("flip_bounds", BASE, lower_the_regional_bound),
     "aborted_leave_nothing": ("storage_safety", BASE, leave_an_object_of_an_aborted_checkpoint),
     "commits_only_on_completion": ("notifications", BASE, commit_upon_an_unknown_checkpoint),

@@ -69,9 +69,9 @@ def test_without_a_region_timeout_the_checkpoint_timeout_is_the_deadline():
 
 def test_the_pr_has_no_region_timeout():
     assert _second_checkpoint("pr", R, R + 1).status == GLOBAL
-    # past the checkpoint timeout the PR lets the whole checkpoint expire
+    # past the checkpoint timeout the PR's CheckpointCanceller marks the task declined: its region fails
     outcome = _second_checkpoint("pr", R, T + 1)
-    assert (outcome.status, outcome.reason) == ("ABORTED", "checkpoint-expired")
+    assert (outcome.status, outcome.timed_out) == (REGIONAL, (LATE_TASK,))
 
 
 def test_a_late_ack_is_discarded_not_counted_twice():

@@ -9,8 +9,15 @@ Out: for each checkpoint a :class:`CheckpointOutcome`: GLOBAL, REGIONAL or
      Restores (region failover, global failover, rescale) return the state
      each task starts from.
 
-The coordinator owns the protocol's state (the counter, the forced flag, the fallback table)
-and the order of events; its rooms hold the rest: the abort rules, the counter rules and the
+Savepoints (``trigger_savepoint``) take the non-regional path: one decline aborts them, they are
+not added to the store, and under ``pr`` a completed one resets the counter and the forced flag.
+With regional checkpoints off (and for a savepoint) a decline aborts at once:
+``receive_decline`` returns the decision. The failure accounting of Flink's
+CheckpointFailureManager (``execution.checkpointing.tolerable-failed-checkpoints``) marks an
+outcome ``job_failed``; the caller restarts the job (a global failover).
+
+The coordinator owns the protocol's state (the counter, the forced flag, the fallback table, the
+consecutive failed checkpoints) and the order of events; its rooms hold the rest: the abort rules, the counter rules and the
 settings they read (`rules`), the merged checkpoint's entries and notifications (`merge`), and
 the state each task restores (`assignment`, Flink's StateAssignmentOperation).
 """
@@ -34,10 +41,13 @@ from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabular
     R_NO_COORDINATOR_FALLBACK,
     R_NO_PREVIOUS,
     R_REGIONAL_OFF,
+    R_SAVEPOINT_DECLINED,
     R_SINGLE_REGION,
     CoordinatorSettings,
     after_abort,
     after_complete,
+    after_failure_count,
+    counts_as_failed_checkpoint,
     flip_abort_reason,
     pr_abort_reason,
     trigger_forced,
@@ -59,6 +69,8 @@ class PendingCheckpoint:
     acks: dict[Task, States] = field(default_factory=dict)
     declines: dict[Task, str] = field(default_factory=dict)
     late: dict[Task, int] = field(default_factory=dict)  # acks that arrived after the deadline (ms)
+    savepoint: bool = False
+    decided: CheckpointOutcome | None = None  # aborted at a decline, before every task responded
 
     def acknowledge(self, task: Task, states: States, at_ms: int | None, deadline_ms: int | None) -> None:
         """An ack after the deadline is discarded (Flink's late acknowledgement): the task timed out."""
@@ -91,6 +103,10 @@ class CheckpointOutcome:
     timed_out: tuple[Task, ...]
     counter_before: int
     counter_after: int
+    num_regions: int = 0  # the regions the decision counted (PR: of the running tasks only)
+    savepoint: bool = False
+    job_failed: bool = False  # more consecutive failed checkpoints than tolerable-failed-checkpoints
+    failures_after: int = 0  # consecutive failed checkpoints after this decision
     checkpoint: CompletedCheckpoint | None = None
     notifications: dict[Task, str] = field(default_factory=dict)
     subsumed: tuple[int, ...] = ()
@@ -98,12 +114,13 @@ class CheckpointOutcome:
 
     @classmethod
     def undecided(cls, pending: PendingCheckpoint, failed_regions: tuple[int, ...], timed_out: tuple[Task, ...],
-                  counter: int) -> CheckpointOutcome:
+                  counter: int, num_regions: int = 0, failures: int = 0) -> CheckpointOutcome:
         """Checkpoint N before its decision: ABORTED with no reason, the counter unchanged."""
         return cls(checkpoint_id=pending.checkpoint_id, status=ABORTED, reason=None,
                    forced_global=pending.forced_global, final=pending.final, failed_regions=failed_regions,
                    declined=dict(pending.declines), timed_out=timed_out, counter_before=counter,
-                   counter_after=counter)
+                   counter_after=counter, num_regions=num_regions, savepoint=pending.savepoint,
+                   failures_after=failures)
 
     @property
     def completed(self) -> bool:
@@ -136,6 +153,8 @@ class CheckpointCoordinator:
         # FLIP: a new JobManager rebuilds the counter from storage; PR: it lives in memory only
         self.consecutive_regional = latest.consecutive_regional if latest and not pr else 0
         self.force_global_next = False  # PR's forceGlobalNextCheckpoint flag
+        # CheckpointFailureManager's continuousFailureCounter: in memory, a new JobManager starts at 0
+        self.failed_checkpoints = 0
         self.finished: dict[Task, States] = {}
         self.sources_exhausted = False
         # what each task falls back to in a regional checkpoint: (states, ref id)
@@ -164,20 +183,30 @@ class CheckpointCoordinator:
         self.finished[task] = final_states
 
     def trigger_checkpoint(self) -> PendingCheckpoint:
-        cid = self.next_checkpoint_id
-        self.next_checkpoint_id += 1
-        running = set(self.graph.tasks()) - set(self.finished)
         forced, self.force_global_next = trigger_forced(
             self.settings, counter=self.consecutive_regional, force_next=self.force_global_next,
             sources_exhausted=self.sources_exhausted, mutant=self.mutant)
+        return self._pending(forced=forced, final=self.sources_exhausted, savepoint=False)
+
+    def trigger_savepoint(self) -> PendingCheckpoint:
+        """A savepoint: never forced, never final, and it leaves the forced flag alone
+        (``RegionalCheckpointHandler.checkAllSourcesFinishedAndForceGlobal`` skips
+        ``props.isSavepoint()``, apache/flink 4e120137). It takes the next checkpoint id."""
+        return self._pending(forced=False, final=False, savepoint=True)
+
+    def _pending(self, *, forced: bool, final: bool, savepoint: bool) -> PendingCheckpoint:
+        cid = self.next_checkpoint_id
+        self.next_checkpoint_id += 1
+        running = set(self.graph.tasks()) - set(self.finished)
         snapshot = self.enumerator.checkpoint_coordinator() if self.enumerator else None
         pending = PendingCheckpoint(
             checkpoint_id=cid,
             forced_global=forced,
-            final=self.sources_exhausted,
+            final=final,
             triggered=tasks_to_trigger(self.graph, running),
             expected=running,
             coordinator_snapshot=snapshot,
+            savepoint=savepoint,
         )
         for task, states in self.finished.items():
             pending.acks[task] = states
@@ -186,25 +215,64 @@ class CheckpointCoordinator:
     def receive_acknowledge(self, pending: PendingCheckpoint, task: Task, states: States,
                             at_ms: int | None = None) -> None:
         """``at_ms``: when the ack arrived, in ms after the trigger; past the deadline it is
-        discarded (Flink's late acknowledgement) and the task counts as timed out."""
+        discarded (Flink's late acknowledgement) and the task counts as timed out. An ack for
+        a checkpoint already aborted is recorded for the task record only (Flink discards it)."""
         pending.acknowledge(task, states, at_ms, self.settings.deadline_ms)
 
-    def receive_decline(self, pending: PendingCheckpoint, task: Task, reason: str) -> None:
+    def receive_decline(self, pending: PendingCheckpoint, task: Task, reason: str) -> CheckpointOutcome | None:
+        """Record a decline. With regional checkpoints off, or for a savepoint, the first decline
+        aborts the checkpoint at once and the decision is returned (raoraoxiong/flink fada049,
+        ``CheckpointCoordinator.receiveDeclineMessage``: the decline is buffered only
+        ``if (regionalCheckpointEnabled && !checkpoint.getProps().isSavepoint())``, else
+        ``abortPendingCheckpoint``). Otherwise None: the decision waits for every response."""
         pending.decline(task, reason)
+        if pending.decided is not None:
+            return None
+        if self.settings.region_enabled and not pending.savepoint:
+            return None
+        timed_out, failed_regions, num_regions = self._failures(pending, settled=False)
+        outcome = CheckpointOutcome.undecided(pending, failed_regions, timed_out, self.consecutive_regional,
+                                              num_regions, self.failed_checkpoints)
+        pending.decided = self._abort(pending, outcome, R_SAVEPOINT_DECLINED if pending.savepoint else R_REGIONAL_OFF)
+        return pending.decided
 
     # -- completing -------------------------------------------------------------------
 
-    def complete_pending_checkpoint(self, pending: PendingCheckpoint) -> CheckpointOutcome:
-        """Decide checkpoint N once every task responded or timed out (section 3)."""
-        timed_out = tuple(sorted(pending.expected - set(pending.acks) - set(pending.declines)))
+    def _failures(self, pending: PendingCheckpoint, *, settled: bool):
+        """(timed-out tasks, failed regions, regions counted). ``settled``: every task responded
+        or the timeout fired, so a task without a timely ack timed out (PR: the canceller marks
+        it declined, ``PendingCheckpoint.markUnacknowledgedTasksAsDeclined``). The regions
+        counted: PR, those of the running tasks (``tryCompleteRegionalCheckpoint`` groups the
+        plan's tasksToWaitFor, which holds no finished task); FLIP, every region of the job."""
+        answered = set(pending.acks) | set(pending.declines)
+        timed_out = tuple(sorted(pending.expected - answered)) if settled else ()
         failed_tasks = set(pending.declines) | set(timed_out)
         failed_regions = tuple(sorted({self.regions[t] for t in failed_tasks}))
-        outcome = CheckpointOutcome.undecided(pending, failed_regions, timed_out, self.consecutive_regional)
+        if self.settings.semantics == PR:
+            num_regions = len({self.regions[t] for t in pending.expected})
+        else:
+            num_regions = self.num_regions
+        return timed_out, failed_regions, num_regions
+
+    def complete_pending_checkpoint(self, pending: PendingCheckpoint) -> CheckpointOutcome:
+        """Decide checkpoint N once every task responded or timed out (section 3). A checkpoint
+        already aborted at a decline keeps that decision; its record of responses is completed."""
+        timed_out, failed_regions, num_regions = self._failures(pending, settled=True)
+        if pending.decided is not None:
+            decided = pending.decided
+            decided.declined, decided.timed_out, decided.failed_regions = dict(pending.declines), timed_out, failed_regions
+            return decided
+        outcome = CheckpointOutcome.undecided(pending, failed_regions, timed_out, self.consecutive_regional,
+                                              num_regions, self.failed_checkpoints)
         if not failed_regions:
+            if pending.savepoint:
+                return self._complete_savepoint(pending, outcome)
             return self._complete(pending, outcome, GLOBAL, {})
+        if pending.savepoint:  # silent at the timeout: Flink's canceller aborts a savepoint as expired
+            return self._abort(pending, outcome, R_EXPIRED)
         has_previous = self.store.latest() is not None
         if self.settings.semantics == PR:
-            reason = pr_abort_reason(self.settings, self.num_regions, failed_regions, timed_out=bool(timed_out),
+            reason = pr_abort_reason(self.settings, num_regions, failed_regions, timed_out=bool(timed_out),
                                      has_previous=has_previous, forced=pending.forced_global, mutant=self.mutant)
         else:
             reason = flip_abort_reason(self.settings, self.num_regions, failed_regions, has_previous=has_previous,
@@ -215,6 +283,34 @@ class CheckpointCoordinator:
         if reason is not None:
             return self._abort(pending, outcome, reason)
         return self._complete(pending, outcome, REGIONAL, coordinator_state or {})
+
+    def _complete_savepoint(self, pending: PendingCheckpoint, outcome: CheckpointOutcome) -> CheckpointOutcome:
+        """A savepoint every task acknowledged. It is not added to the CompletedCheckpointStore
+        (``completePendingCheckpoint``: ``if (!props.isSavepoint())`` around the store), tasks
+        are not notified (``cleanupAfterCompletedCheckpoint`` notifies for a savepoint only if
+        synchronous), the failure count clears (``reportCompletedCheckpoint`` ->
+        ``CheckpointFailureManager.handleCheckpointSuccess``), and under ``pr`` the counter and
+        the forced flag reset (``completePendingCheckpoint`` resets both for any fully
+        acknowledged checkpoint; raoraoxiong/flink fada049). FLIP: silent on savepoints; the
+        counter counts checkpoints that may reference history, which a savepoint does not
+        change (it is not in the store): unchanged."""
+        if self.settings.semantics == PR:
+            self.consecutive_regional, self.force_global_next = 0, False
+        self.failed_checkpoints = 0
+        outcome.status = GLOBAL
+        outcome.counter_after = self.consecutive_regional
+        outcome.failures_after = 0
+        outcome.checkpoint = CompletedCheckpoint(
+            checkpoint_id=pending.checkpoint_id,
+            checkpoint_type=GLOBAL,
+            parallelism={op: self.graph.vertex(v).parallelism for v, op in self.graph.operators()},
+            operator_states={(op, t[1]): st for t, states in pending.acks.items() for op, st in states.items()},
+            coordinator_state=pending.coordinator_snapshot or {},
+            consecutive_regional=self.consecutive_regional,
+            failed_regions=(),
+            num_regions=self.num_regions,
+        )
+        return outcome
 
     def _coordinator_fallback(self, pending: PendingCheckpoint, failed_regions: tuple[int, ...]):
         """(the source coordinator's region-fallback state, abort reason or None)."""
@@ -245,6 +341,10 @@ class CheckpointCoordinator:
         )
         subsumed, doomed = self.store.add(checkpoint)
         self._fallback_from(checkpoint)
+        # reportCompletedCheckpoint -> CheckpointFailureManager.handleCheckpointSuccess: a REGIONAL
+        # completion clears the count too (RegionalCheckpointHandler.completeRegionalCheckpoint)
+        self.failed_checkpoints = 0
+        outcome.failures_after = 0
         outcome.status = kind
         outcome.counter_after = self.consecutive_regional
         outcome.checkpoint = checkpoint
@@ -254,9 +354,15 @@ class CheckpointCoordinator:
         return outcome
 
     def _abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str):
-        self.consecutive_regional, self.force_global_next = after_abort(
-            self.settings, reason, forced=pending.forced_global, counter=self.consecutive_regional,
-            force_next=self.force_global_next)
+        if not pending.savepoint:
+            self.consecutive_regional, self.force_global_next = after_abort(
+                self.settings, reason, forced=pending.forced_global, counter=self.consecutive_regional,
+                force_next=self.force_global_next)
+        # abortPendingCheckpoint -> CheckpointFailureManager.handleCheckpointException
+        counted = counts_as_failed_checkpoint(self.settings, forced=pending.forced_global, savepoint=pending.savepoint)
+        self.failed_checkpoints, outcome.job_failed = after_failure_count(
+            self.settings, self.failed_checkpoints, counted=counted)
+        outcome.failures_after = self.failed_checkpoints
         if self.mutant == "fallback-to-aborted":
             for task, states in pending.acks.items():
                 self.fallback[task] = (states, pending.checkpoint_id)

@@ -30,7 +30,8 @@ R_FAILURE_RATIO = "failure-ratio-exceeded"
 R_FORCED_GLOBAL = "forced-global-failed"
 R_NO_COORDINATOR_FALLBACK = "coordinator-no-region-fallback"
 R_FINAL = "final-checkpoint-must-be-global"
-R_EXPIRED = "checkpoint-expired"  # semantics "pr": a silent task lets the whole checkpoint expire
+R_EXPIRED = "checkpoint-expired"  # Flink's plain checkpoint timeout: a silent task with regional checkpoints off
+R_SAVEPOINT_DECLINED = "savepoint-declined"  # a savepoint takes the non-regional path: one decline aborts it
 
 FLIP, PR = "flip", "pr"  # CoordinatorSettings.semantics
 
@@ -43,9 +44,17 @@ class CoordinatorSettings:
     ``pr`` as its implementation in apache/flink (``RegionalCheckpointHandler``): the forced
     flag is set after a regional checkpoint completes (so ``max-consecutive-failures = 0``
     still lets one through) and survives an abort by the failure ratio; the counter and the
-    flag live in memory only (a new JobManager starts from 0); only declines fail a region (a
-    silent task lets the checkpoint expire); no all-regions-failed rule; after a rescale a
-    failed subtask's fallback is its index in the latest checkpoint, at the old parallelism.
+    flag live in memory only (a new JobManager starts from 0); a task silent at the checkpoint
+    timeout is marked declined (``CheckpointCoordinator.CheckpointCanceller`` calls
+    ``PendingCheckpoint.markUnacknowledgedTasksAsDeclined``) and fails its region like a
+    decline; the regions counted are those of the running tasks (the plan's tasksToWaitFor);
+    no all-regions-failed rule; after a rescale a failed subtask's fallback is its index in
+    the latest checkpoint, at the old parallelism; a completed savepoint resets the counter and
+    the flag.
+
+    ``tolerable_failed_checkpoints``: Flink's ``execution.checkpointing.tolerable-failed-checkpoints``
+    (``CheckpointFailureManager``): more consecutive failed checkpoints than this fail the job.
+    None: checkpoint failures never fail the job (Flink itself reads an unset key as 0).
 
     ``timeout_ms`` / ``region_timeout_ms``: the deadlines, in ms after the trigger, of a
     response that carries its arrival time (``receive_acknowledge(..., at_ms=)``). An ack after
@@ -62,6 +71,7 @@ class CoordinatorSettings:
     semantics: str = FLIP  # the one default: code and tests that predate the option mean the FLIP
     timeout_ms: int | None = None
     region_timeout_ms: int | None = None
+    tolerable_failed_checkpoints: int | None = None
 
     @property
     def deadline_ms(self) -> int | None:
@@ -93,14 +103,17 @@ def flip_abort_reason(s: CoordinatorSettings, num_regions: int, failed_regions: 
 
 def pr_abort_reason(s: CoordinatorSettings, num_regions: int, failed_regions: tuple[int, ...], *,
                     timed_out: bool, has_previous: bool, forced: bool, mutant: str | None) -> str | None:
-    """``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint``, in order. Only declined
-    tasks fail a region there; a task that stays silent lets the checkpoint expire."""
-    if timed_out:
-        return R_EXPIRED
-    # from here on the failed regions are those of declines only: no task timed out
+    """``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint`` (apache/flink 4e120137), in order.
+
+    ``failed_regions``: the regions of declined tasks, and (the canceller marks them declined,
+    ``PendingCheckpoint.markUnacknowledgedTasksAsDeclined``, raoraoxiong/flink fada049) of tasks
+    still silent at the checkpoint timeout. ``num_regions``: the regions of the plan's
+    tasksToWaitFor, i.e. of running tasks (a finished task belongs to no region).
+    With regional checkpoints off a declined checkpoint was already aborted at the decline
+    (``receiveDeclineMessage``); what reaches here is a timeout: Flink's plain expiry."""
     if not s.region_enabled:
-        return R_REGIONAL_OFF
-    if num_regions == 1:
+        return R_EXPIRED if timed_out else R_REGIONAL_OFF
+    if num_regions <= 1:
         return R_SINGLE_REGION
     if len(failed_regions) / num_regions > s.max_failure_ratio and mutant != "ignore-failure-ratio":
         return R_FAILURE_RATIO  # the forced flag stays set: the next checkpoint is forced again
@@ -145,3 +158,35 @@ def after_abort(s: CoordinatorSettings, reason: str, *, forced: bool, counter: i
     if forced and s.forced_global_policy == "reset-counter":
         return 0, force_next
     return counter, force_next
+
+
+# -- the CheckpointFailureManager (execution.checkpointing.tolerable-failed-checkpoints) ----------
+
+
+def counts_as_failed_checkpoint(s: CoordinatorSettings, *, forced: bool, savepoint: bool) -> bool:
+    """Does this abort count toward ``tolerable-failed-checkpoints``? A savepoint never does
+    (``CheckpointFailureManager.handleJobLevelCheckpointException`` skips ``isSavepoint()``).
+    PR: every abort does: the handler aborts through ``CheckpointCoordinator.abortPendingCheckpoint``
+    with ``CHECKPOINT_DECLINED`` (the canceller's with ``CHECKPOINT_EXPIRED``), both counted by
+    ``CheckpointFailureManager.checkFailureCounter``, the tier-2 abort of a forced checkpoint too.
+    FLIP: PROTOCOL.md 3.5 says a failed forced checkpoint is "not a job failure"; on every other
+    abort the FLIP is silent, and Flink's failure manager counts it as before."""
+    if savepoint:
+        return False
+    if s.semantics == PR:
+        return True
+    return not forced
+
+
+def after_failure_count(s: CoordinatorSettings, failures: int, *, counted: bool) -> tuple[int, bool]:
+    """(consecutive failed checkpoints after an abort, does the job fail). Flink's
+    ``checkFailureAgainstCounter``: more than the tolerable number fails the job and clears the
+    count (``clearCount``); any completed checkpoint (a regional one as well: the handler's
+    ``completeRegionalCheckpoint`` calls ``reportCompletedCheckpoint`` ->
+    ``handleCheckpointSuccess``) clears it too (the coordinator does that)."""
+    if not counted:
+        return failures, False
+    failures += 1
+    if s.tolerable_failed_checkpoints is not None and failures > s.tolerable_failed_checkpoints:
+        return 0, True
+    return failures, False
