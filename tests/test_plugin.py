@@ -144,9 +144,12 @@ def test_the_html_view_links_report_and_data_docs(configured, auth, client):
     text = page.text
     assert '<tr data-run-id="rescale-s3-manual-2">' in text
     row = text.split('<tr data-run-id="rescale-s3-manual-2">')[1].split("</tr>")[0]
-    assert ">invalid<" in row and "no_loss, flip_bounds" in row and "rescale-4-2-1" in row
-    assert 'href="/runs/rescale-s3-manual-2/report/index.html"' in row
-    assert 'href="/runs/rescale-s3-manual-2/datadocs/index.html"' in row
+    assert ">invalid<" in row and "rescale-4-2-1" in row
+    failed_cell = re.findall(r'<a class="evidence" href="([^"]+)">([a-z_]+)</a>', row)
+    assert failed_cell[:2] == [("/runs/rescale-s3-manual-2/report?invariant=no_loss", "no_loss"),
+                               ("/runs/rescale-s3-manual-2/report?invariant=flip_bounds", "flip_bounds")]
+    assert 'href="/runs/rescale-s3-manual-2/report"' in row
+    assert 'href="/runs/rescale-s3-manual-2/datadocs"' in row
 
 
 def test_reports_and_data_docs_are_served_from_storage(configured, auth, client):
@@ -465,7 +468,8 @@ def test_the_runs_view_filters_and_shows_a_column_per_invariant(configured, auth
     assert shown and all(run_id in ("rescale-s3-manual-2", "nightly-scheduled-2026-11-21T00-00-00-00-00-smoke")
                          for run_id in shown), shown
     assert '<option value="invalid" selected>' in invalid
-    smoke = re.findall(r'<tr data-run-id="[^"]+"><td><code>[^<]+</code></td><td>([^<]*)</td>',
+    smoke = re.findall(r'<tr data-run-id="[^"]+"><td><code>[^<]+</code></td>\n<td class="started">[^<]*</td>'
+                       r'<td class="duration">[^<]*</td><td>([^<]*)</td>',
                        client.get("/?scenario=smoke&mutant=none", headers=headers).text)
     assert len(smoke) >= 3 and set(smoke) == {"smoke"}, smoke
 
@@ -481,8 +485,14 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert [p["success_rate"] for p in points] == [0.9, 0.6, 0.8]
     page = client.get("/", headers=bearer(auth("admin"))).text
     assert 'id="trend"' in page and "3 nightly DAG runs" in page
+    table = page.split('<table id="trend-table"')[1].split("</table>")[0]  # the numbers beside the image
+    assert re.findall(r"<tr data-key=\"[^\"]+\"><td>([^<]+)</td>", table) == [
+        "2026-11-20 00:00", "2026-11-21 00:00", "2026-11-22 00:00"]  # labelled by the DAG run's date
+    assert "flip_bounds (1)" in table and ">60%<" in table
     manual_only = client.get("/?q=manual", headers=bearer(auth("admin"))).text
     assert 'id="trend"' not in manual_only
+    hint = manual_only.split('id="trend-hint">')[1].split("</p>")[0]
+    assert "regionchaos_nightly" in hint and "No nightly DAG run" in hint
 
 
 # -- hardening (issue 28): no schema without login, unreadable bodies refused, CSP, unreadable
@@ -727,10 +737,11 @@ def test_runs_of_any_script_are_listed_escaped_and_served(own_prefix, auth, clie
     for run_id in NAMED:
         row = rows_shown[run_id]
         assert html_module.unescape(re.search(r"<code>([^<]*)</code>", row)[1]) == run_id and ">valid<" in row
-        href = f"/runs/{quote(run_id, safe='')}/report/index.html"
+        href = f"/runs/{quote(run_id, safe='')}/report"
         assert href in [html_module.unescape(h) for h in re.findall(r'href="([^"]*)"', row)]
         assert by_id[run_id]["report_view"] == "/regionchaos" + href
-        report = client.get(href, headers=headers)
+        assert client.get(href, headers=headers).status_code == 200  # the report's page, the report framed
+        report = client.get(href + "/index.html", headers=headers)
         assert report.status_code == 200 and report.text == f"<h1>report of {run_id}</h1>"
     assert "<i>" not in page and "&lt;i&gt;" in page
     for run_id in NOT_LISTED:
