@@ -758,3 +758,68 @@ def test_listable_run_ids(run_id, listed):
     from regionchaos_airflow.runs import listable_run_id
 
     assert listable_run_id(run_id) is listed
+
+
+# -- the runs view of issue 29: times, the DAG run, evidence, the report's own address, swarms ---
+
+def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
+    done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
+    done["stats"] = {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00"}
+    own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    own_prefix("smoke-s1-manual-9/report/index.html", "<h1>report</h1>")
+    cli = summary("smoke-s1-cli", "smoke", 1, "valid")  # no Airflow DAG run: no link
+    own_prefix("smoke-s1-cli/summary.json", json.dumps(cli))
+    headers = bearer(auth("viewer"))
+    rows = {r["run_id"]: r for r in client.get("/api/runs", headers=headers).json()["runs"]}
+    row = rows["smoke-s1-manual-9"]
+    assert row["duration_s"] == 85.0
+    from datetime import datetime
+    started, ended = datetime.fromisoformat(row["started"]), datetime.fromisoformat(row["modified"])
+    assert (ended - started).total_seconds() == 85.0  # the summary was written as the run ended
+    assert row["dag_run"] == "/dags/regionchaos_manual/runs/manual__2026-11-24T10%3A00%3A00%2B00%3A00"
+    assert rows["smoke-s1-cli"]["dag_run"] is None and rows["smoke-s1-cli"]["duration_s"] is None
+    page = client.get("/", headers=headers).text
+    shown = page.split('<tr data-run-id="smoke-s1-manual-9">')[1].split("</tr>")[0]
+    assert f'<a class="dag-run" href="{row["dag_run"]}"' in shown
+    assert '<td class="duration">1 min 25 s</td>' in shown and started.strftime("%Y-%m-%d %H:%M:%S UTC") in shown
+    cell = re.search(r'data-invariant="flip_bounds"[^>]*>(.*?)</td>', shown, flags=re.S)[1]
+    assert cell == '<a class="evidence" href="/runs/smoke-s1-manual-9/report?invariant=flip_bounds">✗</a>'
+    other = page.split('<tr data-run-id="smoke-s1-cli">')[1].split("</tr>")[0]
+    assert "dag-run" not in other and "evidence" not in other
+
+
+def test_an_opened_report_has_an_address_of_its_own(own_prefix, auth, client):
+    done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}
+    own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    headers = bearer(auth("viewer"))
+    page = client.get("/runs/smoke-s1-manual-9/report?invariant=flip_bounds", headers=headers)
+    assert page.status_code == 200
+    policy = csp(page)
+    assert policy["frame-src"] == ["'self'"] and policy["default-src"] == ["'none'"] and "script-src" not in policy
+    frame = re.search(r'<iframe id="report"[^>]* src="([^"]+)"', page.text)[1]
+    assert frame == "/runs/smoke-s1-manual-9/report/index.html#inv-flip_bounds"  # at the failed invariant's row
+    assert 'href="/runs/smoke-s1-manual-9/datadocs?suite=flip_bounds"' in page.text  # and its suite's Data Docs
+    assert '<a id="dag-run" href="/dags/regionchaos_manual/runs/manual__1">' in page.text
+    assert 'value="http://testserver/runs/smoke-s1-manual-9/report?invariant=flip_bounds"' in page.text  # to share
+    assert client.get("/runs/smoke-s1-manual-9/report").status_code == 401
+    assert client.get("/runs/..%2Fx/report", headers=headers).status_code == 404
+
+
+def test_swarm_reports_are_listed_and_served_sandboxed(configured, auth, client, storage):
+    s3 = storage.client()
+    swarm_id = f"swarm-view-{uuid.uuid4().hex[:6]}"
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{swarm_id}/report/index.html", Body=b"<h1>swarm</h1>")
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{swarm_id}/summary.json", Body=json.dumps(
+        {"scenario": "smoke", "mutant": None, "verdicts": {"valid": 8, "invalid": 2, "unknown": 0}}).encode())
+    s3.close()
+    headers = bearer(auth("viewer"))
+    page = client.get("/", headers=headers).text
+    item = page.split(f'<li data-swarm-id="{swarm_id}">')[1].split("</li>")[0]
+    assert f'href="/swarms/{swarm_id}/report/index.html"' in item
+    assert "8 valid" in item and '<span class="fail">2 invalid</span>' in item
+    report = client.get(f"/swarms/{swarm_id}/report/index.html", headers=headers)
+    assert report.status_code == 200 and report.text == "<h1>swarm</h1>" and "sandbox" in csp(report)
+    assert client.get(f"/swarms/{swarm_id}/summary.json", headers=headers).status_code == 404
+    assert client.get(f"/swarms/{swarm_id}/report/index.html").status_code == 401
