@@ -3,14 +3,27 @@
 Mounted by the api-server at ``/regionchaos`` (see ``plugins/regionchaos_plugin.py``).
 In:  ``s3://BUCKET/<prefix>/*/summary.json`` of the shared run storage (the
      ``regionchaos_s3`` connection or ``REGIONCHAOS_S3_ENDPOINT``, see `storage`).
-Out: ``GET /``               an HTML table of runs: run id, scenario, seed, mutant,
-                             verdict, failed invariants, links to report and Data Docs
+Out: ``GET /``               an HTML table of runs: run id (linked to its DAG run when the
+                             summary names it), start time, duration, scenario, seed, mutant,
+                             verdict, failed invariants (each linked to its evidence), links to
+                             report and Data Docs; the nightly trend (image and table, by DAG
+                             run date; a hint without nightly runs); the newest studies and swarms
      ``GET /api/runs``       the same rows as JSON
+     ``GET /runs/{run_id}/report``  the report's own address (shareable): the run's facts and
+                             links above its stored report, framed; ``?invariant=NAME`` opens it at
+                             that invariant's row and links its suite's Data Docs page
+     ``GET /runs/{run_id}/datadocs``  a redirect to the run's Data Docs rendered (scripts on, in a
+                             sandbox off Airflow's origin, `regionchaos_airflow.datadocs`);
+                             ``?suite=NAME``: that suite's newest validation page
      ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/``,
                              ``validation/``, ``summary.json``, ``scenario.json`` only
      ``GET /studies/{study_id}/{key}``  a global-vs-regional study (``regionchaos study``,
-                             ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``;
-                             the newest studies are linked above the runs table
+                             ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``
+     ``GET /swarms/{swarm_id}/report/index.html``  a swarm's report (``s3://BUCKET/swarms/``)
+     ``GET /public/assets/{name}``  without login: the Data Docs' library files (vendored from
+                             npm) and GX's static files (from the installed package)
+     ``GET /public/dd/{token}/{run_id}/datadocs/...``  without login, with a capability for that
+                             run (`datadocs.sign`): its Data Docs, rewritten to ask no other host
 
 Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
 or the UI's ``_token`` cookie, checked by Airflow's own auth manager); the app has no
@@ -26,8 +39,10 @@ or without the fields the view reads (`runs.summary_problem`) makes its run ``un
 
 Headers: every response carries ``X-Content-Type-Options: nosniff`` and a
 Content-Security-Policy: the plugin's own pages `PAGE_CSP` (nothing but their nonce'd style
-and the inline trend image; framed by Airflow's UI only), stored objects `STORED_CSP`
-(a sandbox: no script, a unique origin), anything else `DEFAULT_CSP`.
+and the inline trend image; framed by Airflow's UI only; the report's page may frame this
+server: `REPORT_PAGE_CSP`), stored objects `STORED_CSP` (a sandbox: no script, a unique
+origin), Data Docs pages `datadocs.DATADOCS_CSP` (scripts from this server only, in a sandbox
+without allow-same-origin), anything else `DEFAULT_CSP`.
 """
 
 from __future__ import annotations
