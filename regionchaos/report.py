@@ -141,7 +141,26 @@ def timeline_matrix(frames: dict) -> tuple[list[int], list[str], np.ndarray]:
     return ids, statuses, m
 
 
-def plot_timeline(frames: dict) -> str | None:
+def violation_checkpoints(checks: list[dict]) -> dict[int, list[str]]:
+    """Checkpoint id -> the failed rules (``invariant.rule``) whose examples name it: where the
+    violations happened, as the failed checks' examples say."""
+    out: dict[int, list[str]] = {}
+    for c in checks:
+        if c.get("success") is not False:
+            continue
+        for x in c.get("examples") or []:
+            cid = x.get("checkpoint_id") if isinstance(x, dict) else None
+            if isinstance(cid, (int, float)) and not isinstance(cid, bool) and not pd.isna(cid):
+                rule = f"{c.get('name')}.{x.get('rule')}" if x.get("rule") else str(c.get("name"))
+                names = out.setdefault(int(cid), [])
+                if rule not in names:
+                    names.append(rule)
+    return dict(sorted(out.items()))
+
+
+def plot_timeline(frames: dict, violations: dict[int, list[str]] | None = None) -> str | None:
+    """The timeline heatmap; ``violations`` (`violation_checkpoints`) are marked above the
+    checkpoints they name (a red triangle and a red outline of the column)."""
     ids, statuses, m = timeline_matrix(frames)
     if not ids:
         return None
@@ -156,8 +175,18 @@ def plot_timeline(frames: dict) -> str | None:
         top.bar(j, 1, color=STATUS_COLOURS.get(s, "#bdbdbd"), width=0.9)
     top.set_yticks([])
     top.set_ylabel("status", rotation=0, ha="right", va="center")
-    top.legend(handles=[Patch(color=c, label=s) for s, c in STATUS_COLOURS.items()], ncol=4, fontsize=8,
-               loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
+    handles = [Patch(color=c, label=s) for s, c in STATUS_COLOURS.items()]
+    marked = [j for j, cid in enumerate(ids) if cid in (violations or {})]
+    if marked:
+        from matplotlib.lines import Line2D
+
+        top.set_ylim(0, 1.6)
+        top.plot(marked, [1.3] * len(marked), "v", color="#b71c1c", ms=7, markeredgecolor="#000", markeredgewidth=0.5)
+        for j in marked:
+            ax.axvspan(j - 0.5, j + 0.5, fill=False, edgecolor="#b71c1c", linewidth=1.2)
+        handles.append(Line2D([], [], marker="v", color="#b71c1c", linestyle="none",
+                              label="violation (checkpoint named by a failed rule)"))
+    top.legend(handles=handles, ncol=5, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
     ax.imshow(m, aspect="auto", interpolation="nearest", cmap=ListedColormap(CELL_COLOURS), vmin=0, vmax=4,
               origin="lower")
     ax.set_ylabel("region")
@@ -291,7 +320,8 @@ def _checks_table(checks: list[dict]) -> str:
         elif s is None:
             ex = _e(c.get("error"))
         rules = ", ".join(f"{k}={v}" for k, v in (c.get("rules") or {}).items() if v)
-        rows.append(f"<tr><td>{_e(c.get('invariant'))}</td><td>{_e(c.get('name'))}</td><td class='{cls}'>{word}</td>"
+        anchor = html.escape("inv-" + str(c.get("name")), quote=True)
+        rows.append(f"<tr id='{anchor}'><td>{_e(c.get('invariant'))}</td><td>{_e(c.get('name'))}</td><td class='{cls}'>{word}</td>"
                     f"<td>{_e(c.get('unexpected_count'))}</td><td>{_e(rules)}</td><td>{ex}</td></tr>")
     return ("<table id='checks'><tr><th>#</th><th>invariant suite</th><th>result</th><th>violations</th>"
             "<th>by rule</th><th>examples (FLIP terms) / why unknown</th></tr>" + "".join(rows) + "</table>")
@@ -369,9 +399,10 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
     failed_rules = {f"{c['name']}.{r}" for c in failed for r in c.get("failed_rules") or ()}
     for f in summary.get("findings") or []:
         shown = sorted(failed_rules & set(f.get("rules", [])))  # a finding explains rules, not whole invariants
-        parts.append(f"<p class='note finding'>Finding <b>{_e(f.get('id'))}</b> applies to these settings: "
-                     f"{_e(f.get('title'))}" + (f"; it explains <b>{_e(', '.join(shown))}</b>" if shown else "")
-                     + " (FINDINGS.md)</p>")
+        if not shown:  # it applies to these settings, but did not show in this run: nothing to explain
+            continue
+        parts.append(f"<p class='note finding'>Finding <b>{_e(f.get('id'))}</b> showed in this run: "
+                     f"{_e(f.get('title'))}; it explains <b>{_e(', '.join(shown))}</b> (FINDINGS.md)</p>")
     expected = summary.get("as_expected")
     if expected is not None:
         parts.append("<p id='as-expected'>as the scenario expects: "
@@ -383,8 +414,15 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
     parts.append("<h2>Invariants (PROTOCOL.md section 9)</h2>" + _checks_table(checks))
     parts.append("<h2>Summary</h2>" + _stats_grid(summary, frames))
     if frames is not None:
+        violations = violation_checkpoints(checks)
+        where = ""
+        if violations:
+            where = ("<p class='note' id='timeline-violations' data-checkpoints='"
+                     + " ".join(str(cid) for cid in violations) + "'>violations marked (▼) at checkpoint "
+                     + "; ".join(f"{cid}: {_e(', '.join(rules))}" for cid, rules in violations.items()) + "</p>")
         parts.append("<h2 id='timeline-title'>Checkpoint timeline</h2><p class='note'>top: the decision per checkpoint; "
-                     "below: each pipeline region's part in it.</p>" + _img(plot_timeline(frames), "checkpoint timeline", "timeline"))
+                     "below: each pipeline region's part in it.</p>"
+                     + _img(plot_timeline(frames, violations), "checkpoint timeline", "timeline") + where)
         parts.append("<h2>Ref-chain depth and staleness</h2>" + _img(plot_depth(frames, bound), "ref-chain depth", "depth"))
         parts.append("<h2>Failovers and rescales</h2>" + _events_table(frames))
         parts.append("<h2>Records in vs committed</h2>" + _img(plot_records(frames), "records", "records"))

@@ -59,6 +59,16 @@ POLICY_TEXT = {
     "pr": "the implementation in apache/flink (RegionalCheckpointHandler semantics)",
 }
 POLICY_COLOURS = {"global": "#c62828", "regional": "#1565c0", "keep-forcing": "#2e7d32", "pr": "#6a1b9a"}
+# marker, line style, marker size: lines that coincide stay visible (a large hollow marker under a small one)
+POLICY_STYLES = {"global": ("o", "-", 5), "regional": ("s", "-", 9), "keep-forcing": ("^", "--", 7), "pr": ("x", ":", 6)}
+# the table's columns: (row key, header, sort descending first); sorted copies are pre-rendered (no script)
+TABLE_COLUMNS = [("policy", "policy", False), ("parallelism", "parallelism", True), ("tasks", "tasks", True),
+                 ("probability", "p", True), ("attempts", "attempts", True), ("success_rate", "success rate", True),
+                 ("success_rate_se", "± s.e.", True), ("closed_form", "closed form", True),
+                 ("staleness_mean", "staleness mean", True), ("staleness_max", "staleness max", True),
+                 ("records_replayed", "records replayed", True), ("region_failovers", "region failovers", True),
+                 ("global_failovers", "global failovers", True), ("retained_bytes", "retained MiB", True),
+                 ("s3_requests", "S3 requests", True)]
 MAX_TASKMANAGERS = 256
 
 
@@ -317,9 +327,33 @@ def _by_policy(rows: list[dict], par: int, key: str) -> dict[str, tuple[list[flo
     return out
 
 
+def coinciding(series: dict[str, tuple[list[float], list[float]]]) -> list[list[str]]:
+    """Groups of policies whose lines are the same (same x, y within 1e-9 relative), in
+    `POLICIES` order; policies alone are not listed."""
+    groups: list[list[str]] = []
+    for policy in [p for p in POLICIES if p in series]:
+        xs, ys = series[policy]
+        for group in groups:
+            gx, gy = series[group[0]]
+            if list(gx) == list(xs) and all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(gy, ys)):
+                group.append(policy)
+                break
+        else:
+            groups.append([policy])
+    return [g for g in groups if len(g) > 1]
+
+
+def coincidences(rows: list[dict], key: str) -> list[tuple[int, list[str]]]:
+    """(parallelism, policies) wherever the lines of ``key`` coincide, panel by panel."""
+    return [(par, group) for par in sorted({r["parallelism"] for r in rows})
+            for group in coinciding(_by_policy(rows, par, key))]
+
+
 def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False, log_y: bool = False) -> str | None:
     """One panel per parallelism: ``key`` against the failure probability, a line per policy
-    (the closed form of global checkpoints dashed, with ``closed``)."""
+    (the closed form of global checkpoints dashed, with ``closed``). Each policy has its own
+    marker and line style; lines that coincide are all drawn (a large hollow marker under a
+    smaller one) and their legend entries say which they coincide with."""
     from .report import _plt
 
     plt = _plt()
@@ -328,8 +362,13 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
         return None
     fig, axes = plt.subplots(1, len(pars), figsize=(3.6 * len(pars), 3.0), squeeze=False, sharey=True)
     for ax, par in zip(axes[0], pars):
-        for policy, (xs, ys) in _by_policy(rows, par, key).items():
-            ax.plot(xs, ys, "o-", color=POLICY_COLOURS[policy], label=policy, ms=4)
+        series = _by_policy(rows, par, key)
+        same = {p: [q for q in group if q != p] for group in coinciding(series) for p in group}
+        for policy, (xs, ys) in sorted(series.items(), key=lambda kv: -POLICY_STYLES[kv[0]][2]):
+            marker, line, size = POLICY_STYLES[policy]
+            label = policy + (f" (= {', '.join(same[policy])})" if policy in same else "")
+            ax.plot(xs, ys, marker=marker, linestyle=line, color=POLICY_COLOURS[policy], label=label, ms=size,
+                    markerfacecolor="none" if marker in "os^" else POLICY_COLOURS[policy], lw=1.3)
         if closed:
             xs, ys = _by_policy(rows, par, "closed_form").get("global", ([], []))
             if xs:
@@ -346,26 +385,91 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
         ax.set_xlabel("p (per task and checkpoint)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
+        ax.legend(fontsize=6.5)
     axes[0][0].set_ylabel(ylabel, fontsize=8)
-    axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     from .report import _png
 
     return _png(fig)
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def conclusion(rows: list[dict]) -> list[str]:
+    """The study's headline, computed from its rows: at the hardest setting measured (largest
+    parallelism, then largest p, with global and another policy measured), each policy's
+    success rate and mean staleness; then, over every setting, how often each policy completed
+    at least as many attempts as global checkpoints. Empty without such a setting."""
+    ok = [r for r in rows if "error" not in r and r.get("success_rate") is not None
+          and not math.isnan(r["success_rate"])]
+    cells: dict[tuple, dict[str, dict]] = {}
+    for r in ok:
+        cells.setdefault((r["parallelism"], r["probability"]), {})[r["policy"]] = r
+    compared = {k: v for k, v in cells.items() if "global" in v and len(v) > 1}
+    if not compared:
+        return []
+    par, p = max(compared)
+    hard = compared[(par, p)]
+    others = [q for q in POLICIES if q in hard and q != "global"]
+    best = max(others, key=lambda q: hard[q]["success_rate"])
+    ties = [q for q in others if math.isclose(hard[q]["success_rate"], hard[best]["success_rate"], abs_tol=1e-12)]
+    g = hard["global"]
+    lines = [f"At the hardest setting measured (parallelism {par}, {2 * par} tasks, p = {p}), global checkpoints "
+             f"completed {_pct(g['success_rate'])} of attempts" + (f" (closed form {_pct(g['closed_form'])})"
+                                                                   if g.get("closed_form") is not None else "")
+             + "; " + ", ".join(f"{q} {_pct(hard[q]['success_rate'])}" for q in others) + ". "
+             + f"Mean state staleness: global {g['staleness_mean']:.2f}, "
+             + ", ".join(f"{q} {hard[q]['staleness_mean']:.2f}" for q in others) + " checkpoints."]
+    if len(ties) > 1:
+        lines.append(f"{', '.join(ties[:-1])} and {ties[-1]} give the same numbers there (their lines coincide).")
+    gain = hard[best]["success_rate"] - g["success_rate"]
+    lines.append(f"{' / '.join(ties)} completed {abs(gain) * 100:.1f} percentage points "
+                 f"{'more' if gain >= 0 else 'fewer'} attempts than global checkpoints there.")
+    for q in others:
+        at_least = sum(1 for v in compared.values() if q in v and v[q]["success_rate"] >= v["global"]["success_rate"])
+        measured = sum(1 for v in compared.values() if q in v)
+        lines.append(f"{q} completed at least as many attempts as global in {at_least} of {measured} settings.")
+    return lines
+
+
+def sorted_tables(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
+    """(column key, header, rows sorted by it) for every table column: errors and missing
+    values last; numbers largest first, the policy in `POLICIES` order."""
+    out = []
+    for key, header, descending in TABLE_COLUMNS:
+        def order(r, key=key, descending=descending):
+            value = r.get(key)
+            if key == "policy":
+                return (0, list(POLICIES).index(value) if value in POLICIES else 99)
+            if value is None or "error" in r and key not in ("parallelism", "tasks", "probability"):
+                return (1, 0)
+            return (0, -value if descending else value)
+        out.append((key, header, sorted(rows, key=order)))
+    return out
+
+
 def render_page(result: dict) -> str:
-    """The study as one offline HTML page (Jinja2; plots inline as PNG)."""
+    """The study as one offline HTML page (Jinja2; plots inline as PNG; the table sortable by
+    any column through links to pre-sorted copies, no script)."""
     from .report import template
 
     rows = result["rows"]
     plots = [
-        ("success", "Checkpoint success rate", plot_metric(rows, "success_rate", "completed / attempted", closed=True)),
-        ("staleness", "Mean state staleness (checkpoints)", plot_metric(rows, "staleness_mean", "checkpoints")),
-        ("staleness-max", "Maximum state staleness (checkpoints)", plot_metric(rows, "staleness_max", "checkpoints", log_y=True)),
-        ("replayed", "Records replayed after failover (per run)", plot_metric(rows, "records_replayed", "records", log_y=True)),
-        ("retained", "Retained checkpoint storage at the end (bytes per run)", plot_metric(rows, "retained_bytes", "bytes", log_y=True)),
-        ("requests", "S3 requests (per run)", plot_metric(rows, "s3_requests", "requests", log_y=True)),
+        ("success", "Checkpoint success rate", "success_rate",
+         plot_metric(rows, "success_rate", "completed / attempted", closed=True)),
+        ("staleness", "Mean state staleness (checkpoints)", "staleness_mean",
+         plot_metric(rows, "staleness_mean", "checkpoints")),
+        ("staleness-max", "Maximum state staleness (checkpoints)", "staleness_max",
+         plot_metric(rows, "staleness_max", "checkpoints", log_y=True)),
+        ("replayed", "Records replayed after failover (per run)", "records_replayed",
+         plot_metric(rows, "records_replayed", "records", log_y=True)),
+        ("retained", "Retained checkpoint storage at the end (bytes per run)", "retained_bytes",
+         plot_metric(rows, "retained_bytes", "bytes", log_y=True)),
+        ("requests", "S3 requests (per run)", "s3_requests", plot_metric(rows, "s3_requests", "requests", log_y=True)),
     ]
     return template("study.html.j2").render(
-        result=result, rows=rows, plots=[p for p in plots if p[2]], policies=POLICY_TEXT, colours=POLICY_COLOURS)
+        result=result, rows=rows, policies=POLICY_TEXT, colours=POLICY_COLOURS, conclusion=conclusion(rows),
+        plots=[(pid, title, src, coincidences(rows, key)) for pid, title, key, src in plots if src],
+        columns=TABLE_COLUMNS, sorted_tables=sorted_tables(rows))

@@ -144,9 +144,12 @@ def test_the_html_view_links_report_and_data_docs(configured, auth, client):
     text = page.text
     assert '<tr data-run-id="rescale-s3-manual-2">' in text
     row = text.split('<tr data-run-id="rescale-s3-manual-2">')[1].split("</tr>")[0]
-    assert ">invalid<" in row and "no_loss, flip_bounds" in row and "rescale-4-2-1" in row
-    assert 'href="/runs/rescale-s3-manual-2/report/index.html"' in row
-    assert 'href="/runs/rescale-s3-manual-2/datadocs/index.html"' in row
+    assert ">invalid<" in row and "rescale-4-2-1" in row
+    failed_cell = re.findall(r'<a class="evidence" href="([^"]+)">([a-z_]+)</a>', row)
+    assert failed_cell[:2] == [("/runs/rescale-s3-manual-2/report?invariant=no_loss", "no_loss"),
+                               ("/runs/rescale-s3-manual-2/report?invariant=flip_bounds", "flip_bounds")]
+    assert 'href="/runs/rescale-s3-manual-2/report"' in row
+    assert 'href="/runs/rescale-s3-manual-2/datadocs"' in row
 
 
 def test_reports_and_data_docs_are_served_from_storage(configured, auth, client):
@@ -465,7 +468,8 @@ def test_the_runs_view_filters_and_shows_a_column_per_invariant(configured, auth
     assert shown and all(run_id in ("rescale-s3-manual-2", "nightly-scheduled-2026-11-21T00-00-00-00-00-smoke")
                          for run_id in shown), shown
     assert '<option value="invalid" selected>' in invalid
-    smoke = re.findall(r'<tr data-run-id="[^"]+"><td><code>[^<]+</code></td><td>([^<]*)</td>',
+    smoke = re.findall(r'<tr data-run-id="[^"]+"><td><code>[^<]+</code></td>\n<td class="started">[^<]*</td>'
+                       r'<td class="duration">[^<]*</td><td>([^<]*)</td>',
                        client.get("/?scenario=smoke&mutant=none", headers=headers).text)
     assert len(smoke) >= 3 and set(smoke) == {"smoke"}, smoke
 
@@ -481,8 +485,14 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert [p["success_rate"] for p in points] == [0.9, 0.6, 0.8]
     page = client.get("/", headers=bearer(auth("admin"))).text
     assert 'id="trend"' in page and "3 nightly DAG runs" in page
+    table = page.split('<table id="trend-table"')[1].split("</table>")[0]  # the numbers beside the image
+    assert re.findall(r"<tr data-key=\"[^\"]+\"><td>([^<]+)</td>", table) == [
+        "2026-11-20 00:00", "2026-11-21 00:00", "2026-11-22 00:00"]  # labelled by the DAG run's date
+    assert "flip_bounds (1)" in table and ">60%<" in table
     manual_only = client.get("/?q=manual", headers=bearer(auth("admin"))).text
     assert 'id="trend"' not in manual_only
+    hint = manual_only.split('id="trend-hint">')[1].split("</p>")[0]
+    assert "regionchaos_nightly" in hint and "No nightly DAG run" in hint
 
 
 # -- hardening (issue 28): no schema without login, unreadable bodies refused, CSP, unreadable
@@ -727,10 +737,11 @@ def test_runs_of_any_script_are_listed_escaped_and_served(own_prefix, auth, clie
     for run_id in NAMED:
         row = rows_shown[run_id]
         assert html_module.unescape(re.search(r"<code>([^<]*)</code>", row)[1]) == run_id and ">valid<" in row
-        href = f"/runs/{quote(run_id, safe='')}/report/index.html"
+        href = f"/runs/{quote(run_id, safe='')}/report"
         assert href in [html_module.unescape(h) for h in re.findall(r'href="([^"]*)"', row)]
         assert by_id[run_id]["report_view"] == "/regionchaos" + href
-        report = client.get(href, headers=headers)
+        assert client.get(href, headers=headers).status_code == 200  # the report's page, the report framed
+        report = client.get(href + "/index.html", headers=headers)
         assert report.status_code == 200 and report.text == f"<h1>report of {run_id}</h1>"
     assert "<i>" not in page and "&lt;i&gt;" in page
     for run_id in NOT_LISTED:
@@ -747,3 +758,68 @@ def test_listable_run_ids(run_id, listed):
     from regionchaos_airflow.runs import listable_run_id
 
     assert listable_run_id(run_id) is listed
+
+
+# -- the runs view of issue 29: times, the DAG run, evidence, the report's own address, swarms ---
+
+def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
+    done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
+    done["stats"] = {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00"}
+    own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    own_prefix("smoke-s1-manual-9/report/index.html", "<h1>report</h1>")
+    cli = summary("smoke-s1-cli", "smoke", 1, "valid")  # no Airflow DAG run: no link
+    own_prefix("smoke-s1-cli/summary.json", json.dumps(cli))
+    headers = bearer(auth("viewer"))
+    rows = {r["run_id"]: r for r in client.get("/api/runs", headers=headers).json()["runs"]}
+    row = rows["smoke-s1-manual-9"]
+    assert row["duration_s"] == 85.0
+    from datetime import datetime
+    started, ended = datetime.fromisoformat(row["started"]), datetime.fromisoformat(row["modified"])
+    assert (ended - started).total_seconds() == 85.0  # the summary was written as the run ended
+    assert row["dag_run"] == "/dags/regionchaos_manual/runs/manual__2026-11-24T10%3A00%3A00%2B00%3A00"
+    assert rows["smoke-s1-cli"]["dag_run"] is None and rows["smoke-s1-cli"]["duration_s"] is None
+    page = client.get("/", headers=headers).text
+    shown = page.split('<tr data-run-id="smoke-s1-manual-9">')[1].split("</tr>")[0]
+    assert f'<a class="dag-run" href="{row["dag_run"]}"' in shown
+    assert '<td class="duration">1 min 25 s</td>' in shown and started.strftime("%Y-%m-%d %H:%M:%S UTC") in shown
+    cell = re.search(r'data-invariant="flip_bounds"[^>]*>(.*?)</td>', shown, flags=re.S)[1]
+    assert cell == '<a class="evidence" href="/runs/smoke-s1-manual-9/report?invariant=flip_bounds">✗</a>'
+    other = page.split('<tr data-run-id="smoke-s1-cli">')[1].split("</tr>")[0]
+    assert "dag-run" not in other and "evidence" not in other
+
+
+def test_an_opened_report_has_an_address_of_its_own(own_prefix, auth, client):
+    done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}
+    own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    headers = bearer(auth("viewer"))
+    page = client.get("/runs/smoke-s1-manual-9/report?invariant=flip_bounds", headers=headers)
+    assert page.status_code == 200
+    policy = csp(page)
+    assert policy["frame-src"] == ["'self'"] and policy["default-src"] == ["'none'"] and "script-src" not in policy
+    frame = re.search(r'<iframe id="report"[^>]* src="([^"]+)"', page.text)[1]
+    assert frame == "/runs/smoke-s1-manual-9/report/index.html#inv-flip_bounds"  # at the failed invariant's row
+    assert 'href="/runs/smoke-s1-manual-9/datadocs?suite=flip_bounds"' in page.text  # and its suite's Data Docs
+    assert '<a id="dag-run" href="/dags/regionchaos_manual/runs/manual__1">' in page.text
+    assert 'value="http://testserver/runs/smoke-s1-manual-9/report?invariant=flip_bounds"' in page.text  # to share
+    assert client.get("/runs/smoke-s1-manual-9/report").status_code == 401
+    assert client.get("/runs/..%2Fx/report", headers=headers).status_code == 404
+
+
+def test_swarm_reports_are_listed_and_served_sandboxed(configured, auth, client, storage):
+    s3 = storage.client()
+    swarm_id = f"swarm-view-{uuid.uuid4().hex[:6]}"
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{swarm_id}/report/index.html", Body=b"<h1>swarm</h1>")
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{swarm_id}/summary.json", Body=json.dumps(
+        {"scenario": "smoke", "mutant": None, "verdicts": {"valid": 8, "invalid": 2, "unknown": 0}}).encode())
+    s3.close()
+    headers = bearer(auth("viewer"))
+    page = client.get("/", headers=headers).text
+    item = page.split(f'<li data-swarm-id="{swarm_id}">')[1].split("</li>")[0]
+    assert f'href="/swarms/{swarm_id}/report/index.html"' in item
+    assert "8 valid" in item and '<span class="fail">2 invalid</span>' in item
+    report = client.get(f"/swarms/{swarm_id}/report/index.html", headers=headers)
+    assert report.status_code == 200 and report.text == "<h1>swarm</h1>" and "sandbox" in csp(report)
+    assert client.get(f"/swarms/{swarm_id}/summary.json", headers=headers).status_code == 404
+    assert client.get(f"/swarms/{swarm_id}/report/index.html").status_code == 401

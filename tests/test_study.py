@@ -106,12 +106,19 @@ def test_the_study_page_renders_its_plots_and_table(study, s3_server):
     assert Path(study["local"]).read_bytes() == page_bytes
 
     def read(page):
-        return (page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])"),
+        seen = (page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth > 0])"),
                 page.eval_on_selector_all(
                     "#study-table tbody tr", "els => els.map(e => [e.dataset.policy, e.dataset.p, "
-                                             "e.querySelector('.rate') && e.querySelector('.rate').innerText])"))
+                                             "e.querySelector('.rate') && e.querySelector('.rate').innerText])"),
+                page.inner_text("#conclusion"))
+        page.click("#study-table thead a[href='#sort-success_rate']")  # sorting: a link, no script
+        shown = page.eval_on_selector_all("table[id^=study-table]", "els => els.filter(e => e.offsetParent).map(e => e.id)")
+        rates = page.eval_on_selector_all("#study-table-by-success_rate .rate", "els => els.map(e => +e.innerText)")
+        return (*seen, shown, rates)
 
-    (images, table), requested = open_offline(target, SCREENSHOT, read)
+    (images, table, headline, shown_tables, sorted_rates), requested = open_offline(target, SCREENSHOT, read)
+    assert headline.startswith("Conclusion") and "parallelism 16" in headline and "p = 0.01" in headline
+    assert shown_tables == ["study-table-by-success_rate"] and sorted_rates == sorted(sorted_rates, reverse=True)
     shown = dict(images)
     assert {"success", "staleness", "replayed", "retained", "requests"} <= set(shown)
     assert all(shown.values()), shown
@@ -138,3 +145,65 @@ def test_a_restart_from_scratch_counts_its_records_as_replayed():
     assert kinds.count("global_restore") == 0  # nothing restored from a checkpoint
     assert result.stats["global_failovers"] == 1
     assert result.stats["records_replayed"] > 0
+
+
+# -- the page: a conclusion from the numbers, lines that coincide, a table sortable without script --
+
+def _row(policy: str, par: int, p: float, rate: float, staleness: float = 1.0) -> dict:
+    row = {"policy": policy, "parallelism": par, "probability": p, "seeds": 2, "tasks": 2 * par, "attempts": 40,
+           "completed": round(40 * rate), "success_rate": rate, "success_rate_se": 0.01, "staleness_mean": staleness,
+           "staleness_max": 3, "records_replayed": 10.0, "region_failovers": 1.0, "global_failovers": 0.0,
+           "retained_bytes": 1e6, "s3_requests": 100.0}
+    if policy == "global":
+        row["closed_form"] = (1 - p) ** (2 * par)
+    return row
+
+
+def test_the_conclusion_is_computed_from_the_numbers():
+    from regionchaos.study import conclusion
+
+    rows = [_row("global", 16, 0.01, 0.70, 2.5), _row("regional", 16, 0.01, 0.95, 1.2), _row("pr", 16, 0.01, 0.95, 1.2),
+            _row("global", 16, 0.001, 0.97), _row("regional", 16, 0.001, 0.96), _row("pr", 16, 0.001, 0.99),
+            _row("global", 64, 0.001, 0.88), {"policy": "regional", "parallelism": 64, "probability": 0.001,
+                                               "error": "RuntimeError: boom"}]
+    lines = conclusion(rows)
+    assert lines[0].startswith("At the hardest setting measured (parallelism 16, 32 tasks, p = 0.01)")  # 64 has no comparison
+    assert "global checkpoints completed 70.0% of attempts" in lines[0] and "regional 95.0%, pr 95.0%" in lines[0]
+    assert "global 2.50, regional 1.20, pr 1.20 checkpoints" in lines[0]
+    assert "regional and pr give the same numbers there" in lines[1]
+    assert "25.0 percentage points more" in lines[2]
+    assert lines[3:] == ["regional completed at least as many attempts as global in 1 of 2 settings.",
+                         "pr completed at least as many attempts as global in 2 of 2 settings."]
+    assert conclusion([_row("regional", 16, 0.01, 0.9)]) == []  # nothing to compare with
+
+
+def test_coinciding_lines_are_found_per_panel_and_said_on_the_page():
+    from regionchaos.study import coincidences, coinciding, render_page
+
+    series = {"global": ([0.1, 0.2], [0.5, 0.4]), "regional": ([0.1, 0.2], [0.9, 0.8]),
+              "pr": ([0.1, 0.2], [0.9, 0.8 + 1e-15]), "keep-forcing": ([0.1, 0.2], [0.9, 0.7])}
+    assert coinciding(series) == [["regional", "pr"]]
+    rows = [_row("global", 16, 0.01, 0.7), _row("regional", 16, 0.01, 0.95), _row("pr", 16, 0.01, 0.95),
+            _row("global", 16, 0.001, 0.97), _row("regional", 16, 0.001, 0.96), _row("pr", 16, 0.001, 0.93)]
+    assert coincidences(rows, "success_rate") == []  # they part at p = 0.001
+    same = [r for r in rows if r["probability"] == 0.01]
+    assert coincidences(same, "success_rate") == [(16, ["regional", "pr"])]
+    page = render_page({"study_id": "study-t", "plan": {"seeds": 2, "checkpoints": 20, "crash": 0.0,
+                                                        "policies": ["global", "regional", "pr"]},
+                        "base_scenario": "global-vs-regional", "rows": same, "cells": [], "errors": 0,
+                        "wall_seconds": 1.0, "git_commit": None, "command": "regionchaos study"})
+    assert 'id="success-coincide"' in page and "regional = pr at parallelism 16" in page
+    assert '<div id="conclusion">' in page and "<script" not in page
+
+
+def test_the_table_is_pre_sorted_by_every_column_with_errors_last():
+    from regionchaos.study import TABLE_COLUMNS, sorted_tables
+
+    rows = [_row("pr", 16, 0.01, 0.5), _row("global", 64, 0.001, 0.9),
+            {"policy": "regional", "parallelism": 256, "probability": 0.01, "tasks": 512, "error": "boom"},
+            _row("regional", 16, 0.05, 0.7)]
+    tables = {key: [(r["policy"], r["parallelism"]) for r in ordered] for key, _, ordered in sorted_tables(rows)}
+    assert set(tables) == {key for key, _, _ in TABLE_COLUMNS}
+    assert tables["success_rate"] == [("global", 64), ("regional", 16), ("pr", 16), ("regional", 256)]
+    assert tables["parallelism"][0] == ("regional", 256)  # an error row still has its settings
+    assert [p for p, _ in tables["policy"]] == ["global", "regional", "regional", "pr"]

@@ -3,14 +3,27 @@
 Mounted by the api-server at ``/regionchaos`` (see ``plugins/regionchaos_plugin.py``).
 In:  ``s3://BUCKET/<prefix>/*/summary.json`` of the shared run storage (the
      ``regionchaos_s3`` connection or ``REGIONCHAOS_S3_ENDPOINT``, see `storage`).
-Out: ``GET /``               an HTML table of runs: run id, scenario, seed, mutant,
-                             verdict, failed invariants, links to report and Data Docs
+Out: ``GET /``               an HTML table of runs: run id (linked to its DAG run when the
+                             summary names it), start time, duration, scenario, seed, mutant,
+                             verdict, failed invariants (each linked to its evidence), links to
+                             report and Data Docs; the nightly trend (image and table, by DAG
+                             run date; a hint without nightly runs); the newest studies and swarms
      ``GET /api/runs``       the same rows as JSON
+     ``GET /runs/{run_id}/report``  the report's own address (shareable): the run's facts and
+                             links above its stored report, framed; ``?invariant=NAME`` opens it at
+                             that invariant's row and links its suite's Data Docs page
+     ``GET /runs/{run_id}/datadocs``  a redirect to the run's Data Docs rendered (scripts on, in a
+                             sandbox off Airflow's origin, `regionchaos_airflow.datadocs`);
+                             ``?suite=NAME``: that suite's newest validation page
      ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/``,
                              ``validation/``, ``summary.json``, ``scenario.json`` only
      ``GET /studies/{study_id}/{key}``  a global-vs-regional study (``regionchaos study``,
-                             ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``;
-                             the newest studies are linked above the runs table
+                             ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``
+     ``GET /swarms/{swarm_id}/report/index.html``  a swarm's report (``s3://BUCKET/swarms/``)
+     ``GET /public/assets/{name}``  without login: the Data Docs' library files (vendored from
+                             npm) and GX's static files (from the installed package)
+     ``GET /public/dd/{token}/{run_id}/datadocs/...``  without login, with a capability for that
+                             run (`datadocs.sign`): its Data Docs, rewritten to ask no other host
 
 Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
 or the UI's ``_token`` cookie, checked by Airflow's own auth manager); the app has no
@@ -26,8 +39,10 @@ or without the fields the view reads (`runs.summary_problem`) makes its run ``un
 
 Headers: every response carries ``X-Content-Type-Options: nosniff`` and a
 Content-Security-Policy: the plugin's own pages `PAGE_CSP` (nothing but their nonce'd style
-and the inline trend image; framed by Airflow's UI only), stored objects `STORED_CSP`
-(a sandbox: no script, a unique origin), anything else `DEFAULT_CSP`.
+and the inline trend image; framed by Airflow's UI only; the report's page may frame this
+server: `REPORT_PAGE_CSP`), stored objects `STORED_CSP` (a sandbox: no script, a unique
+origin), Data Docs pages `datadocs.DATADOCS_CSP` (scripts from this server only, in a sandbox
+without allow-same-origin), anything else `DEFAULT_CSP`.
 """
 
 from __future__ import annotations
@@ -49,12 +64,16 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import MutableHeaders
 
-from regionchaos_airflow.runs import RUN_ID_RE, listable_run_id, result_row, summary_problem, view_links
+from regionchaos_airflow.runs import (RUN_ID_RE, dag_run_link, duration_text, listable_run_id, result_row, run_times,
+                                      summary_problem, view_links)
 
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
 STUDY_KEYS = ("index.html", "study.json")
 STUDIES_PREFIX = "studies"  # regionchaos.study.STUDIES_PREFIX: beside the runs, at the bucket's top
 STUDIES_LISTED = 10
+SWARMS_PREFIX = "swarms"  # regionchaos.fastswarm.SWARMS_PREFIX: beside the runs, at the bucket's top
+SWARMS_LISTED = 10
+MAX_DATADOCS_HTML_BYTES = 20 << 20  # a Data Docs page is rewritten in memory (`datadocs.rewrite_html`) up to this
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 2000  # rows one request may ask for
@@ -69,6 +88,8 @@ STORED_CSP = "sandbox; frame-ancestors 'self'"
 # the filter form to the page itself; framed by Airflow's UI (same origin) and nobody else.
 PAGE_CSP = ("default-src 'none'; style-src 'nonce-{nonce}'; img-src data:; form-action 'self'; "
             "frame-ancestors 'self'; base-uri 'none'")
+# The report's own page: the same, plus the run's stored report in a frame (itself sandboxed).
+REPORT_PAGE_CSP = PAGE_CSP + "; frame-src 'self'"
 DEFAULT_CSP = "default-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
 SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
                     "X-Frame-Options": "SAMEORIGIN", "Content-Security-Policy": DEFAULT_CSP}
@@ -121,6 +142,63 @@ app = FastAPI(
     redoc_url=None,
 )
 app.add_middleware(SecurityHeaders)
+
+# Served without login (mounted below the app, outside its dependencies): open-source library
+# files, and a run's Data Docs behind a capability (`datadocs.check`) instead of the cookie,
+# which a sandboxed page's own requests do not carry (see `regionchaos_airflow.datadocs`).
+public = FastAPI(title="regionchaos public assets", openapi_url=None, docs_url=None, redoc_url=None)
+
+
+@public.get("/assets/{name:path}")
+def public_asset(name: str) -> Response:
+    from fastapi.responses import FileResponse
+
+    from regionchaos_airflow import datadocs
+
+    path = datadocs.asset_path(name)
+    if path is None:
+        raise HTTPException(status_code=404, detail="no such asset")
+    media_type = mimetypes.guess_type(path.name)[0] or (
+        "font/woff2" if path.suffix == ".woff2" else "font/otf" if path.suffix == ".otf" else "application/octet-stream")
+    return FileResponse(path, media_type=media_type, headers=datadocs.ASSET_HEADERS)
+
+
+@public.get("/dd/{token}/{run_id}/{key:path}")
+def public_datadocs(request: Request, token: str, run_id: str, key: str) -> Response:
+    """One object of a run's ``datadocs/`` for the holder of a token `datadocs.sign` made for
+    that run (404 otherwise, as for a missing object): HTML rewritten to load nothing from
+    other hosts, served with `datadocs.DATADOCS_CSP`."""
+    from regionchaos_airflow import datadocs
+
+    key = safe_key(run_id, key)
+    if not key.startswith("datadocs/") or not datadocs.check(token, run_id):
+        raise HTTPException(status_code=404, detail="no such object (or the link has expired: open it from the runs view)")
+    if not key.endswith(".html"):
+        return _stored(lambda config: config.run_prefix(run_id) + key, "no such object")
+    config = run_storage()
+    if config is None:
+        raise _no_storage()
+    client = config.client()
+    try:
+        obj = client.get_object(Bucket=config.bucket, Key=config.run_prefix(run_id) + key)
+        if obj["ContentLength"] > MAX_DATADOCS_HTML_BYTES:
+            obj["Body"].close()
+            raise HTTPException(status_code=413, detail=f"{key} is larger than {MAX_DATADOCS_HTML_BYTES:,} bytes")
+        page = obj["Body"].read().decode("utf-8", errors="replace")
+    except HTTPException:
+        raise
+    except Exception as exc:
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") in _MISSING_CODES:
+            raise HTTPException(status_code=404, detail="no such object") from exc
+        raise _unreachable(exc) from exc
+    finally:
+        client.close()
+    mount = request.scope.get("root_path", "").rstrip("/")  # .../public: where the assets are
+    return HTMLResponse(datadocs.rewrite_html(page, f"{mount}/assets"),
+                        headers={"Content-Security-Policy": datadocs.DATADOCS_CSP, "Cache-Control": "no-store"})
+
+
+app.mount("/public", public)
 
 _storage_cache: dict[str, Any] = {}
 
@@ -180,7 +258,7 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
             return {"run_id": run_id, "verdict": "unreadable", "error": problem, "failed": [], "checks": {},
                     "modified": modified, **view_links(run_id)}
         row = result_row(doc)
-        row.update(run_id=run_id, modified=modified, **view_links(run_id))
+        row.update(run_id=run_id, modified=modified, **view_links(run_id), **run_times(doc, modified))
         return row
 
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -214,6 +292,32 @@ def list_studies(config, *, limit: int = STUDIES_LISTED) -> list[dict[str, Any]]
             continue
         rows.append({"study_id": study_id, "modified": modified, "runs": len(doc.get("cells", [])),
                      "errors": doc.get("errors"), "wall_seconds": doc.get("wall_seconds"), "command": doc.get("command")})
+    client.close()
+    return rows
+
+
+def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
+    """The newest ``limit`` swarms with a report (``swarms/SWARM_ID/report/index.html``), newest
+    first: id, when, and their seeds' verdicts from ``swarms/SWARM_ID/summary.json`` if readable."""
+    client = config.client()
+    heads = []
+    for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=config.bucket, Prefix=f"{SWARMS_PREFIX}/", PaginationConfig={"MaxItems": MAX_SCAN}):
+        for obj in page.get("Contents", []):
+            parts = obj["Key"].split("/")
+            if parts[2:] == ["report", "index.html"] and RUN_ID_RE.match(parts[1]):
+                heads.append((obj["LastModified"].isoformat(), parts[1]))
+    rows = []
+    for modified, swarm_id in sorted(heads, reverse=True)[:limit]:
+        row: dict[str, Any] = {"swarm_id": swarm_id, "modified": modified}
+        try:
+            doc, _, problem = _read_json(client, config.bucket, f"{SWARMS_PREFIX}/{swarm_id}/summary.json")
+        except Exception:  # noqa: BLE001 - a report without a readable summary is still linked
+            doc, problem = None, "no summary.json"
+        if problem is None and isinstance(doc, dict) and isinstance(doc.get("verdicts"), dict):
+            row.update(verdicts={k: doc["verdicts"].get(k, 0) for k in ("valid", "invalid", "unknown")},
+                       scenario=doc.get("scenario"), mutant=doc.get("mutant"))
+        rows.append(row)
     client.close()
     return rows
 
@@ -261,6 +365,78 @@ def api_runs(limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT), q: str = Que
     except Exception as exc:  # endpoint down, bucket missing, credentials: say so, don't 500
         raise _unreachable(exc) from exc
     return JSONResponse({"runs": rows})
+
+
+@app.get("/runs/{run_id}/report", response_class=HTMLResponse, name="report_page")
+def report_page(request: Request, run_id: str, invariant: str = Query("", max_length=200)) -> HTMLResponse:
+    """A run's report at an address of its own (shareable): the run's facts and links above its
+    report (framed, sandboxed as stored). ``invariant``: open the report at that invariant's row
+    and link the Data Docs page of its suite (the evidence of a failed invariant)."""
+    safe_key(run_id, "report/index.html")
+    config = run_storage()
+    if config is None:
+        return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
+    client = config.client()
+    try:
+        doc, modified, problem = _read_json(client, config.bucket, config.run_prefix(run_id) + "summary.json")
+    except Exception:  # noqa: BLE001 - no summary (yet), or unreadable: the report may still be there
+        doc, modified, problem = None, "", "no summary.json"
+    finally:
+        client.close()
+    row = {"run_id": run_id, "verdict": "unknown", "failed": []}
+    if problem is None and summary_problem(doc) is None:
+        row = result_row(doc)
+        row.update(run_id=run_id, **run_times(doc, modified))
+    base = _base(request)
+    anchor = f"#inv-{quote(invariant, safe='')}" if invariant else ""
+    return _html(lambda nonce: _template("report.html.j2").render(
+        nonce=nonce, row=row, base=base, invariant=invariant, anchor=anchor, problem=problem,
+        dag_run=dag_run_link(doc if isinstance(doc, dict) else {}, _airflow_root(base)),
+        share=str(request.url)), csp=REPORT_PAGE_CSP)
+
+
+@app.get("/runs/{run_id}/datadocs", name="datadocs_page")
+def datadocs_page(request: Request, run_id: str, suite: str = Query("", max_length=200)) -> Response:
+    """A run's Data Docs, rendered (scripts on, sandboxed): a redirect to a capability address
+    of them (`datadocs`), the index or, with ``suite``, that suite's newest validation page."""
+    from regionchaos_airflow import datadocs
+
+    key = safe_key(run_id, "datadocs/index.html")
+    if suite:
+        key = _suite_page(run_id, suite)
+    target = f"{_base(request)}/public/dd/{datadocs.sign(run_id)}/{quote(run_id, safe='')}/{key}"
+    return Response(status_code=303, headers={"Location": target, "Cache-Control": "no-store"})
+
+
+def _suite_page(run_id: str, suite: str) -> str:
+    """The key of the newest validation page of ``suite`` in a run's Data Docs (404 if none)."""
+    if not _SEGMENT_RE.match(suite):
+        raise HTTPException(status_code=404, detail="no such suite")
+    config = run_storage()
+    if config is None:
+        raise _no_storage()
+    prefix = config.run_prefix(run_id)
+    client = config.client()
+    try:
+        pages = []
+        for page in client.get_paginator("list_objects_v2").paginate(
+                Bucket=config.bucket, Prefix=f"{prefix}datadocs/validations/{suite}/",
+                PaginationConfig={"MaxItems": 1000}):
+            pages += [(o["LastModified"], o["Key"]) for o in page.get("Contents", []) if o["Key"].endswith(".html")]
+    except Exception as exc:
+        raise _unreachable(exc) from exc
+    finally:
+        client.close()
+    if not pages:
+        raise HTTPException(status_code=404, detail=f"no Data Docs page of suite {suite} in run {run_id}")
+    return safe_key(run_id, max(pages)[1][len(prefix):])
+
+
+@app.get("/swarms/{swarm_id}/report/index.html", name="swarm_report")
+def swarm_report(swarm_id: str) -> Response:
+    if not RUN_ID_RE.match(swarm_id):
+        raise HTTPException(status_code=404, detail="no such swarm")
+    return _stored(lambda config: f"{SWARMS_PREFIX}/{swarm_id}/report/index.html", "no such swarm report")
 
 
 @app.get("/runs/{run_id}/{key:path}", name="run_object")
@@ -328,6 +504,7 @@ def index(request: Request, q: str = Query("", max_length=200),
     try:
         rows = list_runs(config, limit=limit, contains=q)
         studies = list_studies(config)
+        swarms = list_swarms(config)
     except Exception as exc:
         return _html(lambda nonce: _page(f"<p>{html.escape(_unreachable(exc).detail)}</p>", nonce), status_code=503)
     from regionchaos.scenario import INVARIANTS
@@ -338,20 +515,32 @@ def index(request: Request, q: str = Query("", max_length=200),
     shown = [r for r in rows if all(not want or _shown_value(r, name) == want for name, want in chosen.items())]
     points = nightly_points(shown)
     trend = trend_png(points)
+    base = _base(request)
     return _html(lambda nonce: _template("runs.html.j2").render(
-        nonce=nonce, rows=shown, total=len(rows), studies=studies, q=q, chosen=chosen, invariants=INVARIANTS,
+        nonce=nonce, rows=shown, total=len(rows), studies=studies, swarms=swarms, q=q, chosen=chosen,
+        invariants=INVARIANTS,
         selects=[("scenario", "scenario", options["scenario"]), ("verdict", "verdict", options["verdict"]),
                  ("mutant", "mutant", options["mutant"])],
-        trend=trend, nightly_count=len(points), base=request.scope.get("root_path", "").rstrip("/"),
+        trend=trend, points=points, nightly_count=len(points), base=base, airflow_root=_airflow_root(base),
         where=f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}"))
 
 
-def _html(render, status_code: int = 200) -> HTMLResponse:
+def _html(render, status_code: int = 200, csp: str = PAGE_CSP) -> HTMLResponse:
     """A page of the plugin: ``render(nonce)`` gives its HTML, whose one ``<style>`` carries the
-    nonce; served with `PAGE_CSP` for that nonce (a new one per response)."""
+    nonce; served with `PAGE_CSP` (or ``csp``) for that nonce (a new one per response)."""
     nonce = secrets.token_urlsafe(18)
     return HTMLResponse(render(nonce), status_code=status_code,
-                        headers={"Content-Security-Policy": PAGE_CSP.format(nonce=nonce)})
+                        headers={"Content-Security-Policy": csp.format(nonce=nonce)})
+
+
+def _base(request: Request) -> str:
+    """Where the app is mounted (``/regionchaos`` in the api-server, empty under a test client)."""
+    return request.scope.get("root_path", "").rstrip("/")
+
+
+def _airflow_root(base: str) -> str:
+    """The Airflow UI's root, seen from the app's mount point."""
+    return base[: -len("/regionchaos")] if base.endswith("/regionchaos") else ""
 
 
 def _shown_value(row: dict[str, Any], name: str) -> str:
@@ -368,6 +557,8 @@ def _template(name: str):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
                              autoescape=True)
     env.filters["segment"] = lambda value: quote(str(value), safe="")  # one URL path segment
+    env.filters["duration"] = duration_text
+    env.filters["when"] = lambda iso: (iso or "")[:19].replace("T", " ") + (" UTC" if iso else "")
     return env.get_template(name)
 
 

@@ -79,14 +79,61 @@ def failed_invariants(summary: dict[str, Any]) -> list[str]:
 
 
 def view_links(run_id: str) -> dict[str, str]:
-    """Where the plugin serves a run's report, Data Docs and summary (relative to the API root;
-    the run id percent-encoded as one path segment)."""
+    """Where the plugin serves a run's report page (an address of its own, the stored report
+    framed below the run's facts), its Data Docs (rendered: a redirect to a capability address),
+    and its summary (relative to the API root; the run id percent-encoded as one path segment)."""
     base = f"{PLUGIN_PREFIX}/runs/{quote(run_id, safe='')}"
     return {
-        "report_view": f"{base}/report/index.html",
-        "datadocs_view": f"{base}/datadocs/index.html",
+        "report_view": f"{base}/report",
+        "datadocs_view": f"{base}/datadocs",
         "summary_view": f"{base}/summary.json",
     }
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def run_times(summary: dict[str, Any], modified: str) -> dict[str, Any]:
+    """When a run started and how long it took: ``duration_s``, the sum of its phases' wall
+    seconds (``stats.wall_seconds``: emulate, validate, report); ``started``, the summary's own
+    ``started_at`` if it has one, else the time its summary was written (``modified``, ISO 8601)
+    less the duration; ``ended`` that time. Missing values are None."""
+    from datetime import datetime, timedelta
+
+    walls = ((summary.get("stats") or {}) if isinstance(summary.get("stats"), dict) else {}).get("wall_seconds")
+    duration = round(sum(v for v in walls.values() if _number(v)), 1) if isinstance(walls, dict) and walls else None
+    ended = started = None
+    try:
+        ended = datetime.fromisoformat(modified) if modified else None
+    except ValueError:
+        ended = None
+    if isinstance(summary.get("started_at"), str):
+        started = summary["started_at"]
+    elif ended is not None and duration is not None:
+        started = (ended - timedelta(seconds=duration)).isoformat()
+    return {"started": started, "ended": ended.isoformat() if ended else None, "duration_s": duration}
+
+
+def duration_text(seconds: float | None) -> str:
+    """``1 h 02 min``, ``3 min 05 s``, ``12.4 s``; empty for None."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
+
+
+def dag_run_link(summary: dict[str, Any], airflow_root: str = "") -> str | None:
+    """The Airflow UI's page of the DAG run that made a run, when its summary names it (``airflow``:
+    ``{"dag_id", "dag_run_id"}``, or the two at the top level); None otherwise."""
+    where = summary.get("airflow") if isinstance(summary.get("airflow"), dict) else summary
+    dag_id, dag_run_id = where.get("dag_id"), where.get("dag_run_id")
+    if not (isinstance(dag_id, str) and isinstance(dag_run_id, str) and dag_id and dag_run_id):
+        return None
+    return f"{airflow_root}/dags/{quote(dag_id, safe='')}/runs/{quote(dag_run_id, safe='')}"
 
 
 def checkpoint_success_rate(summary: dict[str, Any]) -> float | None:
@@ -156,6 +203,7 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
         "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
         "replay": summary.get("replay"),
+        "dag_run": dag_run_link(summary),
         **(view_links(run_id) if RUN_ID_RE.match(run_id or "") else {}),
     }
 

@@ -1,0 +1,247 @@
+"""Data Docs served by the plugin render offline, their scripts sandboxed off Airflow's origin.
+
+In:  tests/data/datadocs-tiny/: the Data Docs GX 1.24 builds for one failing validation (a pandas
+     batch ``checkpoints`` of 8 checkpoints, suite ``flip_bounds`` expecting ref_depth within
+     [0, 3]; depths 4, 5 and 7 are unexpected; run name ``tiny-run``), committed so that no test
+     pays for GX and Spark to build them; the installed GX package's templates; the plugin's app
+     (plugins/regionchaos_airflow/app.py, datadocs.py) on the session's embedded S3.
+Out: pass/fail, and ``artifacts/screenshots/datadocs-index.png`` and ``datadocs-validation.png``
+     from headless Chromium: the index's validation table filled by its scripts and the failing
+     validation page with its unexpected values, inside a frame as Airflow's UI frames the
+     plugin, with every request the page made going to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import tests.airflow_env  # noqa: F401  (sets up Airflow before it is imported)
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from regionchaos_airflow import app as plugin  # noqa: E402
+from regionchaos_airflow import datadocs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = Path(__file__).resolve().parent / "data" / "datadocs-tiny"
+PREFIX = f"datadocs-test-{uuid.uuid4().hex[:8]}"
+RUN_ID = "tiny-run"
+VALIDATION = "validations/flip_bounds/tiny-run/20261125T011217.411894Z/regionchaos-checkpoints.html"
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+_SUBRESOURCE = re.compile(r"<(?:script|img|link)\b[^>]*\b(?:src|href)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+
+
+def external_subresources(page: str) -> list[str]:
+    return [url for url in _SUBRESOURCE.findall(page) if re.match(r"(https?:)?//", url)]
+
+
+# -- pure: the rewrite, the assets, the capability --------------------------------------------
+
+def test_the_installed_gx_asks_cdns_only_for_assets_the_plugin_has():
+    """Every script, stylesheet and image URL in GX's Data Docs templates is one the rewrite
+    knows, and each maps to a file the plugin serves (a GX upgrade that adds one fails here)."""
+    templates = Path(datadocs.gx_static_dir()).parent / "templates"
+    urls = {url for path in templates.rglob("*.j2") for url in external_subresources(path.read_text())}
+    assert urls, "no CDN address found in GX's templates: the pattern is stale"
+    assert urls <= set(datadocs.CDN_ASSETS), sorted(urls - set(datadocs.CDN_ASSETS))
+    for url, local in datadocs.CDN_ASSETS.items():
+        assert local is None or datadocs.asset_path(local) is not None, (url, local)
+    assert datadocs.asset_path("gx/styles/data_docs_default_styles.css") is not None
+
+
+@pytest.mark.parametrize("page", ["index.html", VALIDATION, "expectations/flip_bounds.html"])
+def test_a_rewritten_page_asks_no_other_host(page):
+    original = (TINY / page).read_text()
+    assert external_subresources(original)  # GX's page does ask CDNs
+    rewritten = datadocs.rewrite_html(original, "/regionchaos/public/assets")
+    assert external_subresources(rewritten) == []
+    assert "integrity=" not in rewritten and "crossorigin=" not in rewritten
+    local = [url for url in _SUBRESOURCE.findall(rewritten) if url.startswith("/regionchaos/public/assets/")]
+    assert any(url.endswith("/vendor/jquery.min.js") for url in local)
+    assert any(url.endswith("/gx/images/favicon.ico") for url in local)  # GX's static/, from the installed package
+    for url in local:
+        assert datadocs.asset_path(url[len("/regionchaos/public/assets/"):]) is not None, url
+
+
+@pytest.mark.parametrize("name", ["../app.py", "vendor/../../app.py", "gx/../../__init__.py", "vendor/", "other/x.js",
+                                  "vendor/.hidden", "vendor\\..\\x", "gx"])
+def test_assets_outside_the_two_folders_are_none(name):
+    assert datadocs.asset_path(name) is None
+
+
+def test_a_capability_is_for_one_run_and_expires():
+    token = datadocs.sign("run-a", now=1000.0, ttl_s=60)
+    assert datadocs.check(token, "run-a", now=1059.0)
+    assert not datadocs.check(token, "run-b", now=1059.0)
+    assert not datadocs.check(token, "run-a", now=1061.0)
+    expires, mac = token.split(".")
+    assert not datadocs.check(f"{int(expires) + 3600}.{mac}", "run-a", now=1059.0)  # a longer life is not signed
+    assert not datadocs.check("", "run-a") and not datadocs.check("x.y", "run-a")
+
+
+# -- through the plugin -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def stored_docs(s3_server):
+    config = s3_server.config.model_copy(update={"prefix": PREFIX})
+    client = config.client()
+    for path in TINY.rglob("*.html"):
+        client.put_object(Bucket=config.bucket, Key=f"{PREFIX}/{RUN_ID}/datadocs/{path.relative_to(TINY).as_posix()}",
+                          Body=path.read_bytes())
+    client.put_object(Bucket=config.bucket, Key=f"{PREFIX}/{RUN_ID}/checkpoints/chk-1/_metadata", Body=b"{}")
+    client.close()
+    return config
+
+
+@pytest.fixture
+def configured(stored_docs, monkeypatch):
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", stored_docs.endpoint_url)
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", stored_docs.bucket)
+    monkeypatch.setenv("REGIONCHAOS_PREFIX", PREFIX)
+    plugin._storage_cache.clear()
+    yield stored_docs
+    plugin._storage_cache.clear()
+
+
+@pytest.fixture(scope="module")
+def metadata_db():
+    from airflow.utils.db import initdb
+
+    initdb()
+
+
+@pytest.fixture
+def auth(metadata_db, monkeypatch, tmp_path):
+    """Airflow auth on (SimpleAuthManager, a viewer); returns a JWT for the viewer."""
+    from airflow.api_fastapi import app as airflow_app
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER",
+                       "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer")
+    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(tmp_path / "passwords.json"))
+    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "regionchaos-test-" + "0123456789abcdef" * 4)
+    airflow_app.purge_cached_app()
+    manager = airflow_app.init_auth_manager()
+    yield manager.generate_jwt(SimpleAuthManagerUser(username="viewer", role="viewer"))
+    airflow_app.purge_cached_app()
+
+
+def csp(response) -> dict[str, list[str]]:
+    policy = {}
+    for part in response.headers["content-security-policy"].split(";"):
+        if part.strip():
+            name, *sources = part.split()
+            policy[name] = sources
+    return policy
+
+
+def test_data_docs_open_through_a_capability_with_scripts_sandboxed(configured, auth):
+    with TestClient(plugin.app) as client:
+        assert client.get(f"/runs/{RUN_ID}/datadocs", follow_redirects=False).status_code == 401  # login first
+        moved = client.get(f"/runs/{RUN_ID}/datadocs", headers={"Authorization": f"Bearer {auth}"},
+                           follow_redirects=False)
+        assert moved.status_code == 303
+        target = moved.headers["location"]
+        assert re.fullmatch(rf"/public/dd/\d+\.[A-Za-z0-9_-]+/{RUN_ID}/datadocs/index\.html", target), target
+        page = client.get(target)  # no login: the token is the capability
+        assert page.status_code == 200 and "Validation Results" in page.text
+        policy = csp(page)
+        assert policy["sandbox"] == ["allow-scripts"]  # scripts, but never with allow-same-origin
+        assert policy["default-src"] == ["'none'"] and policy["connect-src"] == ["'none'"]
+        assert policy["script-src"] == ["'self'", "'unsafe-inline'"] and policy["frame-ancestors"] == ["'self'"]
+        assert external_subresources(page.text) == []
+        token = target.split("/")[3]
+        for refused in [target.replace(token, token[:-2] + "AA"), target.replace(RUN_ID, "other-run"),
+                        f"/public/dd/{token}/{RUN_ID}/checkpoints/chk-1/_metadata",
+                        f"/public/dd/{token}/{RUN_ID}/datadocs/../checkpoints/chk-1/_metadata"]:
+            assert client.get(refused).status_code == 404, refused
+        suite = client.get(f"/runs/{RUN_ID}/datadocs?suite=flip_bounds", headers={"Authorization": f"Bearer {auth}"},
+                           follow_redirects=False)
+        assert suite.status_code == 303 and suite.headers["location"].endswith(f"/{RUN_ID}/datadocs/{VALIDATION}")
+        asset = client.get("/public/assets/vendor/jquery.min.js")  # library files: no login, no data
+        assert asset.status_code == 200 and asset.headers["content-type"].startswith("text/javascript")
+        assert asset.headers["access-control-allow-origin"] == "*"
+        assert client.get("/public/assets/vendor/../app.py").status_code == 404
+
+
+@pytest.fixture
+def served_plugin(configured, auth):
+    """The plugin's app mounted at /regionchaos as the api-server mounts it, on 127.0.0.1."""
+    uvicorn = pytest.importorskip("uvicorn")
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Mount("/regionchaos", app=plugin.app)]),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}", auth
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.browser
+def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served_plugin):
+    from tests.offline_page import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    origin, token = served_plugin
+    # Airflow's UI frames a plugin's view like this (its sandbox attribute as in Airflow 3.3's UI)
+    shell = ("<!doctype html><title>Airflow</title><iframe id='view' style='width:1250px;height:1400px;border:0' "
+             "sandbox='allow-scripts allow-same-origin allow-forms allow-downloads' "
+             f"src='/regionchaos/runs/{RUN_ID}/datadocs'></iframe>")
+    requested: list[str] = []
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 1450})
+            context.add_cookies([{"name": "_token", "value": token, "url": origin, "sameSite": "Lax"}])
+            page = context.new_page()
+            page.on("request", lambda r: requested.append(r.url))
+            page.route(f"{origin}/airflow-shell", lambda route: route.fulfill(body=shell, content_type="text/html"))
+            page.goto(f"{origin}/airflow-shell")
+            frame = page.frame_locator("#view")
+            first_row = frame.locator("table.ge-index-page-validation-results-table tbody tr").first
+            first_row.wait_for(timeout=20_000)  # filled by bootstrap-table: the page's scripts ran
+            index_text = frame.locator("body").inner_text()
+            title_colour = frame.locator("table.ge-index-page-validation-results-table thead th").first.evaluate(
+                "e => getComputedStyle(e).fontWeight")  # bootstrap's table styles applied
+            origin_seen = frame.locator("body").evaluate("() => self.origin")
+            page.screenshot(path=str(SCREENSHOTS / "datadocs-index.png"), full_page=True)
+            first_row.click()  # a clickable row: its script goes to the validation page
+            frame.locator("text=Unexpected Value").first.wait_for(timeout=20_000)
+            validation_text = frame.locator("body").inner_text()
+            page.screenshot(path=str(SCREENSHOTS / "datadocs-validation.png"), full_page=True)
+        finally:
+            browser.close()
+    assert "flip_bounds" in index_text and "tiny-run" in index_text
+    assert title_colour in ("700", "bold")
+    assert origin_seen == "null"  # an opaque origin: the docs' scripts cannot act as Airflow's
+    assert "Failed" in validation_text or "failed" in validation_text
+    for value in ("4", "5", "7"):
+        assert re.search(rf"(^|\s){value}(\s|$)", validation_text.split("Unexpected Value", 1)[1]), value
+    hosts = {urlsplit(url).hostname for url in requested if not url.startswith(("data:", "about:"))}
+    assert hosts == {"127.0.0.1"}, sorted(set(requested))
+    assert any("/public/assets/vendor/bootstrap-table.min.js" in url for url in requested)
+    assert (SCREENSHOTS / "datadocs-validation.png").stat().st_size > 10_000
