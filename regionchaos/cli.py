@@ -355,11 +355,13 @@ def print_summary(summary: dict, console: Console) -> None:
         console.print(f"  {mark:<24} {escape(str(check['name']))}  unexpected={check.get('unexpected_count')}")
     if summary.get("error"):
         console.print(f"[yellow]error (verdict unknown):[/yellow] {escape(str(summary['error']))}")
-    failed = {c["name"] for c in summary.get("checks", []) if c.get("success") is False}
-    for f in summary.get("findings", []):
-        shown = sorted(failed & set(f["invariants"]))
-        console.print(f"  finding {escape(str(f['id']))} applies to these settings ({escape(f['title'])})"
-                      + (f": explains {', '.join(shown)}" if shown else ""))
+    failed_rules = {f"{c['name']}.{r}" for c in summary.get("checks", []) if c.get("success") is False
+                    for r in c.get("failed_rules") or ()}
+    for f in summary.get("findings") or []:
+        shown = sorted(failed_rules & set(f.get("rules", [])))  # as the report: rules, not whole invariants
+        if shown:  # a finding that applies to these settings but did not show explains nothing
+            console.print(f"  finding {escape(str(f['id']))} showed in this run ({escape(str(f['title']))}): "
+                          f"explains {escape(', '.join(shown))}")
     expected = summary.get("as_expected")
     if expected:
         console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]

@@ -117,3 +117,21 @@ def test_the_report_says_which_failed_rules_each_finding_explains():
     # F7 allows flip_bounds here too (consecutive_regional_within_bound), but its rules did not fail: it did
     # not show, so it is not printed; nor is F6 (applies under pr, counter_follows_decisions held)
     assert "F7" not in notes and "F6" not in notes
+
+
+def test_the_cli_names_only_the_findings_that_showed():
+    """The console says what the report says: a finding is named only where its rules failed."""
+    from rich.console import Console
+
+    from regionchaos.cli import print_summary
+
+    sc = load("smoke", overrides={**PR, "faults.jobmanager_failover": 0.1})
+    checks = _checks(failed=["flip_bounds.ref_chain_depth_within_bound"])
+    summary = {"run_id": "r", "scenario": "smoke", "seed": 1, "verdict": "invalid", "checks": checks,
+               "report": "s3://b/runs/r/report/index.html", "replay": "regionchaos run --scenario smoke",
+               **_expectation(sc, None, "invalid", checks)}
+    console = Console(record=True, width=200)
+    print_summary(summary, console)
+    text = console.export_text()
+    assert "finding F1 showed in this run" in text and "explains flip_bounds.ref_chain_depth_within_bound" in text
+    assert "F7" not in text and "F6" not in text  # they apply under these settings, but did not show
