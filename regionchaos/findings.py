@@ -67,6 +67,13 @@ def _pr(sc: Scenario) -> bool:
     return sc.region_enabled_effective and sc.flink.semantics == "pr"
 
 
+def _splits_assigned_late(sc: Scenario) -> bool:
+    """Splits assigned after the first checkpoint: discovered ones, or those a region failover handed back."""
+    f = sc.faults
+    return sc.workload.discovered_splits > 0 or f.subtask_crash > 0 or f.taskmanager_loss > 0 or f.swarm or any(
+        p.kind in ("subtask_crash", "taskmanager_loss") for p in f.schedule or ())
+
+
 BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
 
 FINDINGS: tuple[Finding, ...] = (
@@ -98,6 +105,9 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F8", ("decisions_follow_rules.silent_task_fails_its_region",),
             "PR: a silent task lets the whole checkpoint expire instead of failing its region",
             lambda sc: _pr(sc) and _silent_tasks(sc)),
+    Finding("F9", ("exactly_once_output.no_duplicate_commit",),
+            "PR: a failed region's splits go back to the enumerator while its reader still reads them",
+            lambda sc: _pr(sc) and _splits_assigned_late(sc)),
 )
 
 

@@ -170,7 +170,7 @@ class CheckpointCoordinator:
         forced, self.force_global_next = trigger_forced(
             self.settings, counter=self.consecutive_regional, force_next=self.force_global_next,
             sources_exhausted=self.sources_exhausted, mutant=self.mutant)
-        snapshot = self.enumerator.checkpoint_coordinator() if self.enumerator else None
+        snapshot = self.enumerator.checkpoint_coordinator(cid) if self.enumerator else None
         pending = PendingCheckpoint(
             checkpoint_id=cid,
             forced_global=forced,
@@ -222,8 +222,11 @@ class CheckpointCoordinator:
             return None, None
         failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
         merged = {t: self.fallback[t][0] for t in failed if t in self.fallback}
+        source_vertex = self.vertex_of[self.source_operator]
+        pr_hand_back = {"hand_back_after": self.store.latest().checkpoint_id,  # PR: splits back to the live enumerator now
+                        "failed_subtasks": [t[1] for t in failed if t[0] == source_vertex]} if self.settings.semantics == PR else {}
         state = self.enumerator.checkpoint_coordinator_for_region_fallback(
-            source_splits({**pending.acks, **merged}, self.vertex_of[self.source_operator], self.source_operator))
+            source_splits({**pending.acks, **merged}, source_vertex, self.source_operator), **pr_hand_back)
         return state, (R_NO_COORDINATOR_FALLBACK if state is None else None)
 
     def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str, coord_state: dict):
