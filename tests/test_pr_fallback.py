@@ -224,6 +224,25 @@ def test_pr_hands_back_only_the_failed_subtasks_splits():
 # -- the hazard: a split handed back while its reader still runs (F9) -----------------------------
 
 
+@pytest.mark.parametrize("semantics", SEMANTICS)
+def test_region_failed_by_timeout_keeps_its_splits_under_flip(semantics):
+    """Source 0 stays silent (a timeout: it has not crashed). FLIP: its region fails, the checkpoint
+    completes REGIONAL and the live enumerator keeps split 4 with it: no second reader can take it.
+    PR: the splits go back exactly when the checkpoint completes REGIONAL with source 0's region
+    failed (as modelled today a silent task expires the checkpoint, F8; where the canceller marks it
+    declined instead, the region fails and the split goes back as after a decline)."""
+    coord = coordinator(4, semantics=semantics)
+    owned = start(coord, 4)
+    run_checkpoint(coord, owned)
+    _discover(coord, owned, [4])
+    o = run_checkpoint(coord, owned, silent={("src", 0)})
+    handed_back = coord.enumerator.owner.get(4) is None
+    if semantics == "flip":
+        assert (o.status, o.failed_regions, handed_back) == (REGIONAL, (0,), False)
+    else:
+        assert handed_back is (o.status == REGIONAL and 0 in o.failed_regions)
+
+
 def _duplicated_commits(commits: list[dict]) -> list[tuple[int, tuple[int, int], tuple[int, int]]]:
     """Pairs of committed sink transactions of one split whose record ranges overlap."""
     out, seen = [], {}
