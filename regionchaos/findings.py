@@ -68,10 +68,10 @@ def _pr(sc: Scenario) -> bool:
 
 
 def _splits_assigned_late(sc: Scenario) -> bool:
-    """Splits assigned after the first checkpoint: discovered ones, or those a region failover handed back."""
-    f = sc.faults
-    return sc.workload.discovered_splits > 0 or f.subtask_crash > 0 or f.taskmanager_loss > 0 or f.swarm or any(
-        p.kind in ("subtask_crash", "taskmanager_loss") for p in f.schedule or ())
+    """Splits assigned after a checkpoint: discovered ones, or (after a rescale) those a restarted
+    region with no entry of its own handed back (the swarm's mixes assign none: seeds 1-20 of smoke,
+    regional-basic and storage-faults under pr commit nothing twice)."""
+    return sc.workload.discovered_splits > 0 or bool(sc.rescale)
 
 
 BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
@@ -107,7 +107,9 @@ FINDINGS: tuple[Finding, ...] = (
             lambda sc: _pr(sc) and _silent_tasks(sc)),
     Finding("F9", ("exactly_once_output.no_duplicate_commit",),
             "PR: a failed region's splits go back to the enumerator while its reader still reads them",
-            lambda sc: _pr(sc) and _splits_assigned_late(sc)),
+            lambda sc: _pr(sc) and _splits_assigned_late(sc),
+            # a bounded run then commits the duplicated records more than once by its end
+            extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()),
 )
 
 

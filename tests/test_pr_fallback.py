@@ -8,8 +8,10 @@ hazard) under ``semantics: flip`` and ``semantics: pr`` and asserts what each on
 - 2. apache/flink ``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint`` step 11 (commit
   4e12013748c0af9c17eeafb5b6c28d1806f51973): the fallback is grafted per operator and subtask
   index only where the last completed checkpoint has an entry, so after an upscale an
-  acknowledging task of a failed region keeps its fresh entry (``RegionalCheckpointStateAssemblyTest``
-  covers the grafting). The FLIP falls back to the restored state (PROTOCOL.md 5).
+  acknowledging task of a failed region keeps its fresh entry. Read from the handler's code:
+  ``RegionalCheckpointStateAssemblyTest`` (commit c62a17254dbc69a2021226c2d2eb6a078a90df90) only
+  asserts its abort paths, none of the grafting. The FLIP falls back to the restored state
+  (PROTOCOL.md 5).
 - 3. ``DefaultCompletedCheckpointStore.computeReferencedCheckpointIds``, as
   ``RegionalCheckpointCleanerTest`` (commit ea6bf33b47488efcaf83168968af88f8aa09fb5c) asserts it:
   a checkpoint referenced by a retained one is kept whole, transitively, beyond num-retained.
