@@ -223,8 +223,10 @@ class CheckpointCoordinator:
         failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
         merged = {t: self.fallback[t][0] for t in failed if t in self.fallback}
         source_vertex = self.vertex_of[self.source_operator]
-        pr_hand_back = {"hand_back_after": self.store.latest().checkpoint_id,  # PR: splits back to the live enumerator now
-                        "failed_subtasks": [t[1] for t in failed if t[0] == source_vertex]} if self.settings.semantics == PR else {}
+        pr_hand_back = {}  # PR: the failed subtasks' splits assigned after L go back to the live enumerator now
+        if self.settings.semantics == PR:
+            pr_hand_back = {"hand_back_after": self.store.latest().checkpoint_id,
+                            "failed_subtasks": [t[1] for t in failed if t[0] == source_vertex]}
         state = self.enumerator.checkpoint_coordinator_for_region_fallback(
             source_splits({**pending.acks, **merged}, source_vertex, self.source_operator), **pr_hand_back)
         return state, (R_NO_COORDINATOR_FALLBACK if state is None else None)
