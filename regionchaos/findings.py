@@ -74,6 +74,12 @@ def _splits_assigned_late(sc: Scenario) -> bool:
     return sc.workload.discovered_splits > 0 or bool(sc.rescale)
 
 
+def _upscaled(sc: Scenario) -> bool:
+    """A rescale to more subtasks than the job had before it."""
+    ps = [sc.topology.parallelism, *(e.parallelism for e in sorted(sc.rescale, key=lambda e: e.after_checkpoint))]
+    return any(b > a for a, b in zip(ps, ps[1:]))
+
+
 BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
 
 FINDINGS: tuple[Finding, ...] = (
@@ -110,6 +116,11 @@ FINDINGS: tuple[Finding, ...] = (
             lambda sc: _pr(sc) and _splits_assigned_late(sc),
             # a bounded run then commits the duplicated records more than once by its end
             extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()),
+    Finding("F10", ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
+                    "decisions_follow_rules.failed_regions_follow_responses",
+                    "metadata_well_formed.one_entry_per_operator_subtask"),
+            "PR: after an upscale a failed region's acknowledging task keeps its fresh entry, a declining one has none",
+            lambda sc: _pr(sc) and _upscaled(sc)),
 )
 
 
