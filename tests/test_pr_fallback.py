@@ -278,3 +278,24 @@ def test_hazard_split_handed_back_while_its_reader_runs(semantics):
     else:
         assert len(assigned) == 1
         assert duplicates == []
+
+
+@pytest.mark.parametrize("semantics", SEMANTICS)
+def test_f10_scenario_keeps_fresh_state_in_a_failed_region_under_pr(semantics):
+    """Scenario ``pr-upscale-fresh-fallback``: 1 GLOBAL at P=4; upscale to 6; 2: source 5 declines.
+    Read from checkpoint 2's ``_metadata`` as written to storage (it is subsumed by the end): PR,
+    process 5's entries are fresh and source 5 has none; FLIP, every entry of region 5 references
+    checkpoint 1."""
+    sc = load("pr-upscale-fresh-fallback", overrides={"execution.checkpointing.region.semantics": semantics})
+    persistence = MemoryPersistence()
+    Emulation(sc, persistence).run()
+    written = [step["body"] for batch in persistence.batches for step in batch.steps
+               if step["op"] == "metadata" and step["checkpoint_id"] == 2]
+    assert len(written) == 1
+    meta = CompletedCheckpoint.from_bytes(written[0])
+    assert (meta.checkpoint_type, meta.failed_regions) == (REGIONAL, (5,))
+    region5 = {op: st.ref_checkpoint_id for (op, sub), st in meta.operator_states.items() if sub == 5}
+    if semantics == "pr":
+        assert region5 == {"counter": None, "epoch": None, "rules": None, "sink": None}
+    else:
+        assert region5 == {op: 1 for op in ("source", "offsets", "counter", "epoch", "rules", "sink")}
