@@ -160,7 +160,8 @@ class Emulation:
         self.attempt = 0
         self.restore_seq = 0
         self.discovery_plan = self._discovery_plan()
-        self.coordinator = self.new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant),
+        self.coordinator = self.new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant,
+                                                                          semantics=scenario.flink.semantics),
                                                  scenario.first_checkpoint_id)
         self.coordinator.enumerator.add_splits(range(w.splits))
         self.assign_splits()

@@ -103,7 +103,8 @@ class Failover:
         self.em.batch.counter = self.em.coordinator.next_checkpoint_id
         self.em.flush_batch()
         checkpoints, next_id = self.em.persistence.recover()
-        store = CompletedCheckpointStore.recover(checkpoints, self.em.sc.flink.num_retained, mutant=self.em.mutant)
+        store = CompletedCheckpointStore.recover(checkpoints, self.em.sc.flink.num_retained, mutant=self.em.mutant,
+                                                 semantics=self.em.sc.flink.semantics)
         latest = store.latest()
         configured = self.em.parallelism  # the job graph's parallelism survives in the HA job graph store
         if latest is not None:

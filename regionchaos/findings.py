@@ -61,6 +61,19 @@ def _pr(sc: Scenario) -> bool:
     return sc.region_enabled_effective and sc.flink.semantics == "pr"
 
 
+def _splits_assigned_late(sc: Scenario) -> bool:
+    """Splits assigned after a checkpoint: discovered ones, or (after a rescale) those a restarted
+    region with no entry of its own handed back (the swarm's mixes assign none: seeds 1-20 of smoke,
+    regional-basic and storage-faults under pr commit nothing twice)."""
+    return sc.workload.discovered_splits > 0 or bool(sc.rescale)
+
+
+def _upscaled(sc: Scenario) -> bool:
+    """A rescale to more subtasks than the job had before it."""
+    ps = [sc.topology.parallelism, *(e.parallelism for e in sorted(sc.rescale, key=lambda e: e.after_checkpoint))]
+    return any(b > a for a, b in zip(ps, ps[1:]))
+
+
 BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
 
 FINDINGS: tuple[Finding, ...] = (
@@ -94,6 +107,16 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F9", ("decisions_follow_rules.forced_failure_is_not_a_job_failure",),
             "PR: a failed forced checkpoint counts toward tolerable-failed-checkpoints and fails the job",
             lambda sc: _pr(sc) and sc.flink.tolerable_failed_checkpoints is not None),
+    Finding("F10", ("exactly_once_output.no_duplicate_commit",),
+            "PR: a failed region's splits go back to the enumerator while its reader still reads them",
+            lambda sc: _pr(sc) and _splits_assigned_late(sc),
+            # a bounded run then commits the duplicated records more than once by its end
+            extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()),
+    Finding("F11", ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
+                    "decisions_follow_rules.failed_regions_follow_responses",
+                    "metadata_well_formed.one_entry_per_operator_subtask"),
+            "PR: after an upscale a failed region's acknowledging task keeps its fresh entry, a declining one has none",
+            lambda sc: _pr(sc) and _upscaled(sc)),
 )
 
 

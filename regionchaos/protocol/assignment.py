@@ -31,7 +31,10 @@ def task_states(graph: JobGraph, cp: CompletedCheckpoint, task: Task) -> States 
 def fallback_table(graph: JobGraph, cp: CompletedCheckpoint, *, gaps_allowed: bool) -> dict[Task, tuple[States, int]]:
     """What each task falls back to in a regional checkpoint after ``cp`` completed: its entries
     there and ``cp``'s id. A task with no entry is left out when ``gaps_allowed`` (only the PR's
-    fallback lookup can leave a gap), else that is an error."""
+    fallback lookup can leave a gap), else that is an error. The PR grafts per operator and
+    subtask index (`regionchaos.protocol.merge`); here every operator of a job vertex has the
+    vertex's parallelism and a task writes all its operators' entries together, so a task has
+    an entry for all of its operators or for none, and per task is per operator."""
     table = {}
     for t in graph.tasks():
         states = task_states(graph, cp, t)

@@ -198,7 +198,7 @@ class CheckpointCoordinator:
         cid = self.next_checkpoint_id
         self.next_checkpoint_id += 1
         running = set(self.graph.tasks()) - set(self.finished)
-        snapshot = self.enumerator.checkpoint_coordinator() if self.enumerator else None
+        snapshot = self.enumerator.checkpoint_coordinator(cid) if self.enumerator else None
         pending = PendingCheckpoint(
             checkpoint_id=cid,
             forced_global=forced,
@@ -318,8 +318,13 @@ class CheckpointCoordinator:
             return None, None
         failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
         merged = {t: self.fallback[t][0] for t in failed if t in self.fallback}
+        source_vertex = self.vertex_of[self.source_operator]
+        pr_hand_back = {}  # PR: the failed subtasks' splits assigned after L go back to the live enumerator now
+        if self.settings.semantics == PR:
+            pr_hand_back = {"hand_back_after": self.store.latest().checkpoint_id,
+                            "failed_subtasks": [t[1] for t in failed if t[0] == source_vertex]}
         state = self.enumerator.checkpoint_coordinator_for_region_fallback(
-            source_splits({**pending.acks, **merged}, self.vertex_of[self.source_operator], self.source_operator))
+            source_splits({**pending.acks, **merged}, source_vertex, self.source_operator), **pr_hand_back)
         return state, (R_NO_COORDINATOR_FALLBACK if state is None else None)
 
     def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str, coord_state: dict):

@@ -10,6 +10,17 @@ in the same checkpoint. For a regional checkpoint the enumerator must describe
 the mixed view: splits handed to a failed region after its fallback checkpoint
 L are not in that region's state, so they are reported as not yet assigned
 (``checkpoint_coordinator_for_region_fallback``).
+
+Under the implementation PR's semantics the live enumerator also gets those splits back at
+once: apache/flink's ``SourceCoordinator.checkpointCoordinatorForRegionFallback`` (FLIP-600,
+tested by ``SourceCoordinatorRegionalCheckpointTest.testCheckpointCoordinatorForRegionFallback``,
+``testRegionFallbackMultipleSubtasks`` at commit ea6bf33b47488efcaf83168968af88f8aa09fb5c) takes
+the failed subtasks' assignments made after the fallback checkpoint out of its
+``SplitAssignmentTracker`` (``removeAssignmentsAfterCheckpoint``, raoraoxiong/flink commit
+e354d1dcac38e3bbcb501e69b67181c31ebfb369) and adds them back to the enumerator while the
+regional checkpoint is being completed, not when the failed region restarts. The tracker here
+records each assignment under the checkpoint whose coordinator snapshot first covered it
+(``onCheckpoint``), or as uncheckpointed.
 """
 
 from __future__ import annotations
@@ -26,6 +37,10 @@ class SplitEnumerator:
         self.discovered: list[int] = []
         self.owner: dict[int, int] = {}  # split -> subtask
         self.unassigned: list[int] = []
+        # SplitAssignmentTracker: checkpoint id -> subtask -> splits assigned before that
+        # checkpoint's snapshot (and after the previous one); then those not yet checkpointed
+        self.assignments_by_checkpoint: dict[int, dict[int, list[int]]] = {}
+        self.uncheckpointed: dict[int, list[int]] = {}
 
     # -- running ------------------------------------------------------------------
 
@@ -53,6 +68,7 @@ class SplitEnumerator:
             heapq.heappush(heap, (n + 1, target))
             self.owner[split] = target
             out.setdefault(target, []).append(split)
+            self.uncheckpointed.setdefault(target, []).append(split)
         self.unassigned = []
         return out
 
@@ -70,14 +86,54 @@ class SplitEnumerator:
 
     # -- checkpointing ----------------------------------------------------------------
 
-    def checkpoint_coordinator(self) -> dict:
+    def checkpoint_coordinator(self, checkpoint_id: int | None = None) -> dict:
+        """The coordinator's snapshot for checkpoint ``checkpoint_id``; the assignments made since
+        the previous snapshot are recorded under it (``SplitAssignmentTracker.onCheckpoint``)."""
+        if checkpoint_id is not None:
+            self.assignments_by_checkpoint[checkpoint_id] = self.uncheckpointed
+            self.uncheckpointed = {}
         return {"discovered": sorted(self.discovered), "unassigned": sorted(self.unassigned)}
 
-    def checkpoint_coordinator_for_region_fallback(self, mixed_view_splits: dict[int, Iterable[int]]) -> dict | None:
+    def assignments_after(self, checkpoint_id: int, subtasks: Iterable[int]) -> dict[int, list[int]]:
+        """Splits assigned to ``subtasks`` after checkpoint ``checkpoint_id`` (recorded under a later
+        checkpoint, or not yet checkpointed) that each subtask still owns
+        (``SplitAssignmentTracker.getAssignmentsAfterCheckpoint``)."""
+        out: dict[int, list[int]] = {}
+        for sub in sorted(set(subtasks)):
+            recorded = [s for cid, by_sub in sorted(self.assignments_by_checkpoint.items()) if cid > checkpoint_id
+                        for s in by_sub.get(sub, [])] + self.uncheckpointed.get(sub, [])
+            splits = [s for s in dict.fromkeys(recorded) if self.owner.get(s) == sub]
+            if splits:
+                out[sub] = splits
+        return out
+
+    def hand_back_after(self, checkpoint_id: int, subtasks: Iterable[int]) -> dict[int, list[int]]:
+        """The PR's region fallback on the live enumerator: the splits assigned to ``subtasks`` after
+        checkpoint ``checkpoint_id`` leave the tracker (``removeAssignmentsAfterCheckpoint``) and go
+        back to the unassigned pool at once, while those subtasks' readers may still be running.
+        Returns subtask -> splits handed back."""
+        back = self.assignments_after(checkpoint_id, subtasks)
+        for sub in back:
+            later = [by_sub for cid, by_sub in self.assignments_by_checkpoint.items() if cid > checkpoint_id]
+            for by_sub in [*later, self.uncheckpointed]:
+                by_sub.pop(sub, None)
+        for splits in back.values():
+            for s in splits:
+                del self.owner[s]
+        self.unassigned = sorted(set(self.unassigned) | {s for splits in back.values() for s in splits})
+        return back
+
+    def checkpoint_coordinator_for_region_fallback(self, mixed_view_splits: dict[int, Iterable[int]], *,
+                                                   hand_back_after: int | None = None,
+                                                   failed_subtasks: Iterable[int] = ()) -> dict | None:
         """State consistent with the mixed view (subtask -> splits in its entry),
-        or None when this coordinator cannot produce one."""
+        or None when this coordinator cannot produce one. ``hand_back_after`` (the PR's
+        semantics: the fallback checkpoint's id): first hand the ``failed_subtasks``' splits
+        assigned after it back to the live enumerator (`hand_back_after`)."""
         if not self.supports_region_fallback:
             return None
+        if hand_back_after is not None:
+            self.hand_back_after(hand_back_after, failed_subtasks)
         if self.mutant == "enumerator-no-fallback":
             return self.checkpoint_coordinator()
         held = set()
@@ -91,3 +147,4 @@ class SplitEnumerator:
         self.discovered = list(state["discovered"])
         self.unassigned = list(state["unassigned"])
         self.owner = {s: sub for sub, splits in subtask_splits.items() for s in splits}
+        self.assignments_by_checkpoint, self.uncheckpointed = {}, {}  # a restored coordinator tracks anew

@@ -7,6 +7,15 @@ In:  the tasks (in the graph's order) and their regions, the checkpoint's failed
 Out: the entries keyed (operator, subtask index) and each task's notification.
 
 Pure: the coordinator decides the kind; this puts the checkpoint together.
+
+The fallback is grafted per operator and subtask index, and only where the fallback has an
+entry: apache/flink's ``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint`` step 11 (commit
+4e12013748c0af9c17eeafb5b6c28d1806f51973) puts ``lastState.getState(subtaskIdx)`` over the pending
+checkpoint's entry only when it is not null, so where the last completed checkpoint has no entry
+for (operator, index), e.g. a subtask index that did not exist before an upscale, a failed-region
+task that acknowledged keeps its fresh entry, and one that declined has none. Under the FLIP the
+fallback table is complete (PROTOCOL.md 3.4 and 5: L's entry, or after a rescale the restored
+state), so there every failed-region entry is a reference.
 """
 
 from __future__ import annotations
@@ -28,17 +37,17 @@ def merge_entries(tasks: list[Task], regions: dict[Task, int], failed_regions: t
                   ) -> tuple[dict[tuple[str, int], OperatorSubtaskState], dict[Task, str]]:
     """(entries, notifications). A task of a failed region keeps its fallback states as
     references to the checkpoint they came from and is told ``fallback`` (it commits nothing);
-    every other task contributes its ack and is told ``complete`` or ``regional-complete``."""
+    where its fallback has no entry for an operator (the PR's lookup after an upscale) its ack,
+    if it acknowledged, stays fresh. Every other task contributes its ack and is told
+    ``complete`` or ``regional-complete``."""
     failed = set(failed_regions)
     entries = {}
     notifications = {}
     for task in tasks:
         if regions[task] in failed:
-            if task not in fallback:  # PR after a rescale: no entry at this index in L
-                notifications[task] = N_FALLBACK
-                continue
-            states, ref = fallback[task]
-            states = {op: st.as_reference(ref) for op, st in states.items()}
+            grafted, ref = fallback.get(task, ({}, None))
+            states = {op: st for op, st in acks.get(task, {}).items() if op not in grafted}
+            states.update({op: st.as_reference(ref) for op, st in grafted.items()})
             notifications[task] = N_COMPLETE if mutant == "failed-region-commits" else N_FALLBACK
         else:
             states = acks[task]

@@ -96,9 +96,20 @@ class Dataflow:
         self.committed: set[tuple[int, int, int, int]] = set()  # (txn checkpoint, split, start, end)
 
     def assign(self, subtask: int, split: int) -> None:
+        """The enumerator hands ``split`` to ``subtask``'s reader, which reads it from the split's
+        start. A split still held by a running reader (the PR hands a failed region's splits back
+        to the enumerator while its readers run on, `regionchaos.protocol.enumerator`) is then read
+        twice: the records from its start are emitted again into the sinks' open transactions,
+        while the transactions already pre-committed stay pending. There is one progress per
+        split, so the two readers' positions are folded into one: rewound to the start."""
         if split not in self.splits:
             self.splits[split] = SplitProgress(self.length)
-        self.owned.setdefault(subtask, []).append(split)
+        elif any(split in splits for splits in self.owned.values()):
+            sp = self.splits[split]
+            self.stats["records_replayed"] += sp.consumed
+            sp.resume_from(0)
+        if split not in self.owned.setdefault(subtask, []):
+            self.owned[subtask].append(split)
 
     def advance(self, attempt: int) -> None:
         """Records flow between two checkpoints."""
