@@ -112,6 +112,9 @@ class RunLease:
                     continue  # released between our PUT and our GET: try again
                 body, held_etag = held
                 doc = self._parse(body)
+                if doc is not None and doc["owner"] == self.token:  # our write landed; botocore retried it
+                    self._etag = held_etag
+                    return self
                 if doc is not None and float(doc["expires_at_epoch_s"]) > now:
                     raise self._refusal(doc)
                 log.warning("run id %s: taking over the %s lease %s", self.run_id,
