@@ -29,7 +29,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from types import TracebackType
 
-from regionchaos.storage.s3 import ObjectStore, StorageError
+from regionchaos.storage.s3 import PROBE_CONNECT_TIMEOUT_S, PROBE_READ_TIMEOUT_S, ObjectStore, StorageError
 
 LEASE_KEY = "_lease.json"
 LEASE_TTL_S = 300.0  # a crashed run blocks its run id for at most this long
@@ -112,6 +112,9 @@ class RunLease:
                     continue  # released between our PUT and our GET: try again
                 body, held_etag = held
                 doc = self._parse(body)
+                if doc is not None and doc["owner"] == self.token:  # our write landed; botocore retried it
+                    self._etag = held_etag
+                    return self
                 if doc is not None and float(doc["expires_at_epoch_s"]) > now:
                     raise self._refusal(doc)
                 log.warning("run id %s: taking over the %s lease %s", self.run_id,
@@ -152,12 +155,24 @@ class RunLease:
         if self.lost:
             raise LeaseLost(self.lost)
 
-    def release(self) -> bool:
-        """Delete the lease if it is still ours (If-Match); True if it was."""
+    def release(self, *, quick: bool = False) -> bool:
+        """Delete the lease if it is still ours (If-Match); True if it was. ``quick``: one attempt
+        with the probe's short timeouts (the end of a block: an endpoint that stopped answering
+        must not hold the run up for minutes; the lease then expires by itself)."""
         etag, self._etag = self._etag, None
         if etag is None:
             return False
-        return self.store.delete_if_match(LEASE_KEY, etag)
+        store = self.store
+        if quick:
+            config = store.config
+            store = ObjectStore(config, store.run_prefix, client=config.client(
+                connect_timeout_s=min(PROBE_CONNECT_TIMEOUT_S, config.connect_timeout_s),
+                read_timeout_s=min(PROBE_READ_TIMEOUT_S, config.read_timeout_s), max_attempts=1))
+        try:
+            return store.delete_if_match(LEASE_KEY, etag)
+        finally:
+            if quick:
+                store.client.close()
 
     # -- context manager: hold for a block -------------------------------------------------------
 
@@ -180,11 +195,11 @@ class RunLease:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        if self._thread is not None:  # a renewal in flight takes milliseconds, unless storage hangs
+            self._thread.join(timeout=PROBE_READ_TIMEOUT_S)
             self._thread = None
         try:
-            self.release()
+            self.release(quick=True)
         except StorageError as release_exc:  # storage went away: the lease expires by itself
             log.warning("run id %s: lease not released (it expires at %s): %s", self.run_id,
                         _iso(self.expires_at or 0), release_exc)

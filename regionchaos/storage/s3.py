@@ -27,10 +27,10 @@ import pydantic
 
 # One S3 call against an endpoint that stops answering (frozen, not dead) gives up after at most
 # MAX_ATTEMPTS x (CONNECT_TIMEOUT_S or READ_TIMEOUT_S) plus botocore's standard-mode backoff
-# (under 2 s per retry here): 3 x 15 s + ~3 s, so a frozen endpoint ends a run as unknown within
+# (under 2 s per retry here): 3 x 10 s + ~3 s, so a frozen endpoint ends a run as unknown within
 # about a minute (`call_budget_s`). A healthy embedded or MinIO server answers in milliseconds.
 CONNECT_TIMEOUT_S = 5.0
-READ_TIMEOUT_S = 15.0
+READ_TIMEOUT_S = 10.0
 MAX_ATTEMPTS = 3
 # check_ready probes once, quickly: an unreachable endpoint must fail in seconds.
 PROBE_CONNECT_TIMEOUT_S = 2.0
