@@ -27,18 +27,17 @@ same messages before anything is emulated or written.
 from __future__ import annotations
 
 import json
-
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from regionchaos.nemesis import FAULT_KINDS
 from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load
+from regionchaos.rescaleplan import (MAX_PARALLELISM, MAX_RESCALE_TEXT, RESCALE_EXAMPLE, RESCALE_PATTERN,  # noqa: F401
+                                     parse_rescale)
 
 # JavaScript numbers in the trigger form are exact only up to 2**53 - 1.
 MAX_FORM_SEED = 2**53 - 1
-MAX_PARALLELISM = 8192
-MAX_RESCALE_TEXT = 1000  # characters of a rescale plan (keeps its numbers small enough to parse)
 MANUAL_DAG_ID = "regionchaos_manual"
 SWARM_DAG_ID = "regionchaos_swarm"
 
@@ -52,16 +51,6 @@ OVERRIDE_KEYS = {
     "max_consecutive_failures": "execution.checkpointing.region.max-consecutive-failures",
     **{name: f"faults.{name}" for name in FAULT_FIELDS},
 }
-
-# The rescale plan, as the Param's JSON schema checks it: AFTER:PARALLELISM pairs with a
-# parallelism of 1 to MAX_PARALLELISM (1-999, 1000-7999, 8000-8099, 8100-8189, 8190-8192).
-# That the checkpoints increase, and end before the scenario's last, is for the whole-form check.
-_PARALLELISM_RE = r"0*(?:[1-9]\d{0,2}|[1-7]\d{3}|80\d\d|81[0-8]\d|819[0-2])"
-_PAIR_RE = rf"\d+\s*:\s*{_PARALLELISM_RE}"
-RESCALE_PATTERN = rf"^\s*(|none|{_PAIR_RE}(\s*,\s*{_PAIR_RE})*)\s*$"
-_RESCALE_SHAPE_RE = re.compile(r"^\s*(|none|\d+\s*:\s*\d+(\s*,\s*\d+\s*:\s*\d+)*)\s*$")
-RESCALE_EXAMPLE = "'3:2,7:1' or 'none'"
-
 
 def scenario_names() -> list[str]:
     """Catalogue scenario names, sorted (the scenario enum)."""
@@ -160,41 +149,6 @@ def swarm_params() -> dict[str, Any]:
 
 
 PARAM_NAMES = frozenset({"scenario", "seed", "rescale", "mutant", *OVERRIDE_KEYS})
-
-
-def parse_rescale(text: str) -> list[dict[str, int]] | None:
-    """``"3:2,7:1"`` -> rescale events; ``"none"`` -> []; empty -> None (keep the scenario's).
-
-    ScenarioError (field ``rescale``) names each bad pair: the plan's shape, a parallelism
-    outside 1..MAX_PARALLELISM, a checkpoint not after the previous pair's.
-    """
-    if len(text) > MAX_RESCALE_TEXT:
-        raise ScenarioError([("rescale", f"longer than {MAX_RESCALE_TEXT} characters")])
-    if not _RESCALE_SHAPE_RE.match(text):
-        raise ScenarioError([("rescale", f"{text!r} is not a plan like {RESCALE_EXAMPLE}")])
-    text = text.strip()
-    if not text:
-        return None
-    if text == "none":
-        return []
-    events: list[dict[str, int]] = []
-    errors: list[tuple[str, str]] = []
-    for pair in text.split(","):
-        after_text, _, parallelism_text = pair.partition(":")
-        after, parallelism = int(after_text), int(parallelism_text)
-        shown = f"{after}:{parallelism}"
-        if not 1 <= parallelism <= MAX_PARALLELISM:
-            errors.append(("rescale", f"'{shown}': parallelism {parallelism} is out of range, "
-                                      f"it must be 1 to {MAX_PARALLELISM}"))
-        if events and after <= events[-1]["after_checkpoint"]:
-            before = events[-1]
-            errors.append(("rescale", f"'{shown}' does not come after "
-                                      f"'{before['after_checkpoint']}:{before['parallelism']}': "
-                                      "each pair's checkpoint must be later than the one before"))
-        events.append({"after_checkpoint": after, "parallelism": parallelism})
-    if errors:
-        raise ScenarioError(errors)
-    return events
 
 
 def overrides_from_params(params: dict[str, Any], *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
