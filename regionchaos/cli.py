@@ -365,13 +365,21 @@ def cmd_run(args, console: Console) -> int:
     scenario, mutant, overrides = checked["scenario"], checked["mutant"], checked["overrides"]
     extra = ["--s3-endpoint", args.s3_endpoint] if args.s3_endpoint else []
     replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant, extra)
-    summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
-                         replay=replay, overrides=overrides, local_dir=args.local_dir)
+    with _suite_lines(console):
+        summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
+                             replay=replay, overrides=overrides, local_dir=args.local_dir)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
         print_summary(summary, console, embedded=not args.s3_endpoint)
     return runner.exit_code(summary)
+
+
+def _suite_lines(console: Console):
+    """One console line per GX suite while a run is judged (minutes on a big run, silent before)."""
+    from .progress import suite_progress
+
+    return suite_progress(lambda line: console.print(f"  {escape(line)}", highlight=False))
 
 
 def print_summary(summary: dict, console: Console, *, embedded: bool = False) -> None:
@@ -457,8 +465,9 @@ def cmd_replay(args, console: Console) -> int:
     check_replay(args)
     from .replay import replay_seed
 
-    summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
-                          console=None if args.json else console)
+    with _suite_lines(console):
+        summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
+                              console=None if args.json else console)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
@@ -479,9 +488,10 @@ def cmd_swarm(args, console: Console) -> int:
     checked = check_swarm(args)
     from .fastswarm import fast_swarm  # after the checks: a refused count answers without this import
 
-    result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
-                        storage=_storage(args), partitions=args.partitions, console=None if args.json else console,
-                        local_dir=args.local_dir)
+    with _suite_lines(console):
+        result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
+                            storage=_storage(args), partitions=args.partitions,
+                            console=None if args.json else console, local_dir=args.local_dir)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
     else:
