@@ -31,12 +31,8 @@ def suite_count() -> int:
 
 
 @contextmanager
-def suite_progress(report: Callable[[str], None], *, target: type | None = None,
-                   total: int | None = None) -> Iterator[None]:
-    """Call ``report`` with one line per suite run inside the block. ``target``: the class whose
-    ``run`` is wrapped (GX's ValidationDefinition); ``total``: the number of suites."""
-    target = target or validation_definition_class()
-    total = total if total is not None else suite_count()
+def _wrapped_run(report: Callable[[str], None], target: type, total: int) -> Iterator[None]:
+    """``target.run`` reports a line per call inside the block; restored after, whatever happens."""
     original = target.__dict__["run"]
     done = [0]
 
@@ -56,3 +52,30 @@ def suite_progress(report: Callable[[str], None], *, target: type | None = None,
         yield
     finally:
         target.run = original
+
+
+@contextmanager
+def suite_progress(report: Callable[[str], None], *, target: type | None = None,
+                   total: int | None = None) -> Iterator[None]:
+    """Call ``report`` with one line per suite run inside the block. ``target``: the class whose
+    ``run`` is wrapped for the whole block (a test's stand-in); by default GX's ValidationDefinition,
+    wrapped only while `GXValidator.validate` runs, so that nothing imports GX (seconds) before a
+    run gets to its validation, and a command refused before that answers at once."""
+    total = total if total is not None else suite_count()
+    if target is not None:
+        with _wrapped_run(report, target, total):
+            yield
+        return
+    from .validate import GXValidator
+
+    original = GXValidator.__dict__["validate"]
+
+    def validate(self, *args: Any, **kwargs: Any):
+        with _wrapped_run(report, validation_definition_class(), total):  # GX is imported by now
+            return original(self, *args, **kwargs)
+
+    GXValidator.validate = validate
+    try:
+        yield
+    finally:
+        GXValidator.validate = original

@@ -88,13 +88,20 @@ def test_cli_run_prints_suite_lines_while_validating(capsys, monkeypatch, tmp_pa
     """`regionchaos run` wires the progress in: each suite the run judges is a console line as it
     ends (the run itself is replaced by one that runs two suites; nothing is emulated)."""
     from regionchaos import progress, runner
+    from regionchaos.validate import GXValidator
 
     monkeypatch.setattr(progress, "validation_definition_class", lambda: _FakeDefinition)
 
-    def fake_run(scenario, **kwargs):
+    def fake_validate(self, run_df):  # what GX's checkpoint does: one ValidationDefinition.run per suite
         _FakeDefinition("cleaner_safety", True).run()
         print("between suites")
         _FakeDefinition("commit_coverage", False).run()
+
+    monkeypatch.setattr(GXValidator, "validate", fake_validate)
+
+    def fake_run(scenario, **kwargs):
+        _FakeDefinition("outside", True).run()  # not while the suites judge: no line
+        GXValidator.validate(None, None)
         return {"verdict": "invalid", "run_id": "r", "checks": [], "replay": "regionchaos run --scenario smoke",
                 "report": None, "local": None}
 
@@ -105,3 +112,4 @@ def test_cli_run_prints_suite_lines_while_validating(capsys, monkeypatch, tmp_pa
     first, between, second = (out.index(f"suite 1/{total} cleaner_safety: passed"), out.index("between suites"),
                               out.index(f"suite 2/{total} commit_coverage: FAILED"))
     assert first < between < second < out.index("verdict: invalid"), out
+    assert "outside" not in out, out
