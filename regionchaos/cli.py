@@ -1,23 +1,13 @@
-"""The ``regionchaos`` command.
-
-  regionchaos run --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--json]
-  regionchaos swarm --seeds N [--scenario NAME] [--mutant NAME] [--json]
-  regionchaos replay SWARM_ID --seed N [--json]
-  regionchaos pin --scenario NAME|PATH [--seed N] [--set KEY=VALUE ...] [--mutant NAME] [--out FILE]
-  regionchaos shrink --scenario NAME|PATH [--seed N] [--set ...] [--mutant NAME] [--invariant INV] [--max-rounds N]
-                     [--out FILE]
-  regionchaos study [--policies ...] [--probabilities ...] [--parallelism ...] [--seeds N] [--checkpoints N]
-  regionchaos scenarios
-  regionchaos mutants
-
-Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure
-error or unknown verdict.
+"""The ``regionchaos`` command line: argv in; exit code out, with the verdict, the report's
+address and a replay line on the console (or the summary as JSON on stdout).
 
 Every option is checked before the first write (an object on the store or a local file):
-bad input is exit 2 with the field named (docs/INPUTS.md lists what was tried). Text the
-user typed is escaped before it reaches the console (Rich markup such as ``[/x]`` prints as
-typed), and an unexpected exception ends as exit 3 with a one-line reason, never a traceback
-(REGIONCHAOS_DEBUG=1 prints it).
+bad input is exit 2 with the field named (docs/INPUTS.md lists what was tried), in sentences
+that name the field and the value ("topology.parallelism: must be at least 1, got 0"), never
+the validator's wording. Text the user typed is escaped before it reaches the console (Rich
+markup such as ``[/x]`` prints as typed), and an unexpected exception ends as exit 3 with a
+one-line reason, never a traceback (REGIONCHAOS_DEBUG=1 prints it). The help text
+(``DESCRIPTION``, ``RUN_DESCRIPTION``, ``EPILOG``) is what ``--help`` prints.
 """
 
 from __future__ import annotations
@@ -33,10 +23,40 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
+from .rescaleplan import looks_like_plan, parse_rescale
 from .runid import check_run_id, run_id_problem
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
 
 EPILOG = "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
+DESCRIPTION = """\
+Chaos tests for Flink's FLIP-600 regional checkpoints: emulate a scenario with faults,
+judge the run with the invariant suites (Great Expectations on Spark) and write an HTML
+report, all on S3 (an embedded server unless --s3-endpoint is given).
+
+examples:
+  regionchaos run --scenario smoke                  # emulate + validate + report
+  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: caught
+  regionchaos swarm --seeds 2000                    # many seeds, each its own fault mix
+  regionchaos scenarios                             # the catalogue
+  regionchaos COMMAND --help                        # a command's options and examples"""
+RUN_DESCRIPTION = """\
+Emulate one scenario (a catalogue name or a YAML file), validate the run against every
+invariant suite and write the HTML report; prints the verdict, the report and a replay line.
+
+examples:
+  regionchaos run --scenario smoke
+  regionchaos run --scenario rescale-4-2-1 --seed 7 --set faults.decline=0.2
+  regionchaos run --scenario smoke --set rescale=3:2,7:1      # AFTER:PARALLELISM pairs, as the form
+  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: caught
+  regionchaos run --scenario smoke --s3-endpoint http://127.0.0.1:9000 --bucket regionchaos
+  regionchaos run --scenario smoke --json                     # the summary as JSON on stdout"""
+SWARM_DESCRIPTION = """\
+Many seeds of one scenario, each drawing its own fault mix, emulated in memory inside Spark
+tasks and judged by one pass of the suites.
+
+examples:
+  regionchaos swarm --seeds 2000
+  regionchaos swarm --seeds 200 --scenario smoke --mutant failed-region-commits"""
 MAX_SEED = 2**63 - 1  # a Java long, as the scenario's seed field
 MAX_SWARM_SEEDS = 1_000_000  # a swarm of a million smoke seeds takes hours on a laptop; split bigger ones
 MAX_PARTITIONS = 100_000
@@ -58,7 +78,13 @@ def _overrides(pairs: list[str]) -> dict:
             raise _bad("--set", f"expected KEY=VALUE, got {pair!r}")
         if not _SET_KEY_RE.match(key.strip()):
             raise _bad("--set", f"{key.strip()!r} is not a field or Flink key (letters, digits, '.', '_' and '-')")
-        out[key.strip()] = parse_value(value, key=key.strip())
+        key = key.strip()
+        if key == "rescale" and looks_like_plan(value):  # AFTER:PARALLELISM pairs, as the trigger form
+            out[key] = parse_rescale(value)  # YAML would read 3:0 as the base-60 number 180
+            if out[key] is None:
+                del out[key]
+        else:
+            out[key] = parse_value(value, key=key)
     return out
 
 
@@ -156,11 +182,12 @@ def _storage_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="regionchaos", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="regionchaos", description=DESCRIPTION, formatter_class=raw, epilog=EPILOG)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("run", help="emulate, validate and report one scenario", epilog=EPILOG)
+    p = sub.add_parser("run", help="emulate, validate and report one scenario", description=RUN_DESCRIPTION,
+                       formatter_class=raw, epilog=EPILOG)
     p.add_argument("--scenario", required=True, help="catalogue name (see `regionchaos scenarios`) or a YAML path")
     p.add_argument("--seed", type=int, help="seed (default: the scenario's); the same seed replays the run exactly")
     p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
@@ -170,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", help="run id (default: derived from scenario, seed, mutant and settings)")
     _storage_args(p)
 
-    p = sub.add_parser("swarm", help="many seeds with randomised fault mixes", epilog=EPILOG)
+    p = sub.add_parser("swarm", help="many seeds with randomised fault mixes", description=SWARM_DESCRIPTION,
+                       formatter_class=raw, epilog=EPILOG)
     p.add_argument("--seeds", type=int, required=True,
                    help="number of seeds; each is emulated in memory inside a Spark task, and one pass of the "
                         "GX suites judges them all (tables under swarms/SWARM_ID/ on the store)")
@@ -337,16 +365,27 @@ def cmd_run(args, console: Console) -> int:
     scenario, mutant, overrides = checked["scenario"], checked["mutant"], checked["overrides"]
     extra = ["--s3-endpoint", args.s3_endpoint] if args.s3_endpoint else []
     replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant, extra)
-    summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
-                         replay=replay, overrides=overrides, local_dir=args.local_dir)
+    with _suite_lines(console):
+        summary = runner.run(scenario, mutant=mutant, storage=_storage(args), run_id=args.run_id, console=console,
+                             replay=replay, overrides=overrides, local_dir=args.local_dir)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
-        print_summary(summary, console)
+        print_summary(summary, console, embedded=not args.s3_endpoint)
     return runner.exit_code(summary)
 
 
-def print_summary(summary: dict, console: Console) -> None:
+def _suite_lines(console: Console):
+    """One console line per GX suite while a run is judged (minutes on a big run, silent before)."""
+    from .progress import suite_progress
+
+    return suite_progress(lambda line: console.print(f"  {escape(line)}", highlight=False))
+
+
+def print_summary(summary: dict, console: Console, *, embedded: bool = False) -> None:
+    """The verdict, each check, findings, the report and the replay line. ``embedded``: the run's
+    S3 server was the embedded one, gone when the command ends, so the report line is the local
+    copy (the s3:// address is named as gone); with a real endpoint both are printed."""
     colour = {"valid": "green", "invalid": "red"}.get(summary["verdict"], "yellow")
     console.print(f"verdict: [bold {colour}]{escape(str(summary['verdict']))}[/bold {colour}]  "
                   f"({escape(str(summary['run_id']))})")
@@ -366,8 +405,13 @@ def print_summary(summary: dict, console: Console) -> None:
     if expected:
         console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]
                                                      else f"[red]no[/red] ({escape(expected['why'])})"))
-    if summary.get("report"):  # None: no report was written (a crashed run)
-        console.print(f"report: {escape(str(summary['report']))}", highlight=False)
+    if summary.get("report") and embedded and summary.get("local"):  # the s3:// address died with the server
+        console.print(f"report: {escape(str(summary['local']))}/report/index.html", highlight=False, soft_wrap=True)
+        console.print(f"  ({escape(str(summary['report']))} was on the embedded S3 server, which stopped with the "
+                      "run; --s3-endpoint keeps runs on S3)", highlight=False, soft_wrap=True)
+    elif summary.get("report"):  # None: no report was written (a crashed run)
+        gone = " (on the embedded S3 server, which stopped with the run)" if embedded else ""
+        console.print(f"report: {escape(str(summary['report']))}{gone}", highlight=False)
         if summary.get("local"):
             console.print(f"report (local copy): {escape(str(summary['local']))}/report/index.html", highlight=False)
     elif summary.get("local"):
@@ -421,12 +465,13 @@ def cmd_replay(args, console: Console) -> int:
     check_replay(args)
     from .replay import replay_seed
 
-    summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
-                          console=None if args.json else console)
+    with _suite_lines(console):
+        summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
+                              console=None if args.json else console)
     if args.json:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
-        print_summary(summary, console)
+        print_summary(summary, console, embedded=not args.s3_endpoint)
     diffs = summary["replay_of"]["differences"]
     if diffs:
         console.print(f"[red]the deep run disagrees with swarm {escape(args.swarm_id)} on seed {args.seed}[/red] "
@@ -443,13 +488,14 @@ def cmd_swarm(args, console: Console) -> int:
     checked = check_swarm(args)
     from .fastswarm import fast_swarm  # after the checks: a refused count answers without this import
 
-    result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
-                        storage=_storage(args), partitions=args.partitions, console=None if args.json else console,
-                        local_dir=args.local_dir)
+    with _suite_lines(console):
+        result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
+                            storage=_storage(args), partitions=args.partitions,
+                            console=None if args.json else console, local_dir=args.local_dir)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
     else:
-        print_swarm(result, console)
+        print_swarm(result, console, embedded=not args.s3_endpoint)
     if result["unknown"]:
         return runner.EXIT_UNKNOWN
     return runner.EXIT_INVALID if result["failing"] else runner.EXIT_VALID
@@ -478,7 +524,9 @@ def cmd_study(args, console: Console) -> int:
     return runner.EXIT_UNKNOWN if result["errors"] else runner.EXIT_VALID
 
 
-def print_swarm(result: dict, console: Console) -> None:
+def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> None:
+    """The swarm's counts, tables, report (the local copy first with the embedded server, as
+    `print_summary`), recorded findings, failing and unknown seeds with their replay lines."""
     rate = result["judged"] / max(1e-9, result["wall_seconds"])
     console.print(f"swarm {escape(str(result['swarm_id']))}: {result['judged']} seeds judged, "
                   f"{len(result['failing'])} failing, {result['unknown']} unknown, {result['wall_seconds']} s "
@@ -486,7 +534,10 @@ def print_swarm(result: dict, console: Console) -> None:
     console.print(f"  tables: {escape(str(result['prefix']))}tables/  ({result['rows']} rows)")
     if result.get("local"):
         console.print(f"  summary (local copy, for `regionchaos replay`): {escape(str(result['local']))}")
-    if result.get("report"):
+    if result.get("report") and embedded and result.get("local_report"):  # the s3:// address died with the server
+        console.print(f"  report: {escape(str(result['local_report']))} ({escape(str(result['report']))} was on "
+                      "the embedded S3 server, which stopped with the swarm)", highlight=False, soft_wrap=True)
+    elif result.get("report"):
         console.print(f"  report: {escape(str(result['report']))}"
                       + (f" (local copy: {escape(str(result['local_report']))})" if result.get("local_report") else ""))
     if result.get("report_error"):

@@ -23,6 +23,7 @@ warns.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import stat
 from enum import Enum
@@ -411,8 +412,47 @@ def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:
                 field, _, reason = part.partition(": ")
                 out.append((".".join(loc + [field]) if loc else field, reason or part))
             continue
-        out.append((".".join(loc) or "scenario", msg))
+        out.append((".".join(loc) or "scenario", msg if err["type"] == "extra_forbidden" else pydantic_sentence(err)))
     return out
+
+
+_BOUNDS = {"ge": "at least", "le": "at most", "gt": "more than", "lt": "less than"}
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value) if isinstance(value, str) else json.dumps(value, default=str) \
+        if isinstance(value, (bool, type(None), int, float, list, dict)) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def pydantic_sentence(err: dict[str, Any]) -> str:
+    """One pydantic error as a sentence about the value, as a person reads it: "must be at least
+    1, got 0", "must be a whole number, got 'yes'", never "Input should be greater than or equal
+    to 1". The field is named by the caller (the error's location)."""
+    ctx, kind, value = err.get("ctx") or {}, err.get("type", ""), err.get("input")
+    shown = "input" in err and (not isinstance(value, (dict, list, tuple)) or len(value) <= 5)
+    got = f", got {_shown(value)}" if shown else ""
+    for key, word in _BOUNDS.items():
+        if key in ctx and kind.startswith(("greater_than", "less_than")):
+            return f"must be {word} {ctx[key]}{got}"
+    if kind == "missing":
+        return "is required"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be a whole number{got}"
+    if kind in ("float_type", "float_parsing"):
+        return f"must be a number{got}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"must be true or false{got}"
+    if kind in ("tuple_type", "list_type"):
+        return f"must be a list{got}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"must be a mapping of fields{got}"
+    if kind in ("string_type",):
+        return f"must be text{got}"
+    msg = str(err.get("msg", ""))
+    if msg.startswith("Input should be "):  # enums, literals and the rest: "must be 'forward' or ...", got ...
+        return "must be " + msg[len("Input should be "):] + got
+    return msg + got if got and "got" not in msg else msg
 
 
 class _YamlRefused(yaml.YAMLError):

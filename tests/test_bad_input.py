@@ -71,11 +71,17 @@ def run_main(argv: list[str], capsys, timeout_s: float = 30.0) -> tuple[int, str
 
 CASES = [  # (arguments, the field the message must name, a phrase of the reason)
     (["--set", "faults.decline.x=1"], "faults.decline.x", "not a section"),
-    (["--set", "topology.parallelism=yes"], "topology.parallelism", "valid integer"),
-    (["--set", "topology.parallelism=8.0"], "topology.parallelism", "valid integer"),
-    (["--set", "execution.checkpointing.region.enabled=yes"], "execution.checkpointing.region.enabled", "boolean"),
-    (["--set", f"first_checkpoint_id={2**70}"], "first_checkpoint_id", "less than or equal"),
-    (["--set", f"execution.checkpointing.timeout={10**30}"], "execution.checkpointing.timeout", "less than or equal"),
+    (["--set", "topology.parallelism=yes"], "topology.parallelism", "must be a whole number, got 'yes'"),
+    (["--set", "topology.parallelism=8.0"], "topology.parallelism", "must be a whole number, got 8.0"),
+    (["--set", "execution.checkpointing.region.enabled=yes"], "execution.checkpointing.region.enabled",
+     "must be true or false, got 'yes'"),
+    (["--set", f"first_checkpoint_id={2**70}"], "first_checkpoint_id", f"must be at most {2**62}, got {2**70}"),
+    (["--set", f"execution.checkpointing.timeout={10**30}"], "execution.checkpointing.timeout",
+     f"must be at most 604800000, got {10**30}"),
+    (["--set", "topology.parallelism=0"], "topology.parallelism", "must be at least 1, got 0"),
+    (["--set", "rescale=3:0"], "rescale", "'3:0': parallelism 0 is out of range, it must be 1 to 8192"),
+    (["--set", "rescale=3:2,3:1"], "rescale", "'3:1' does not come after '3:2'"),
+    (["--set", "rescale=99:1"], "rescale.0.after_checkpoint", "99 is beyond the 12 checkpoints"),
     (["--set", "faults.correlated_regions=5"], "faults.correlated_regions", "pipeline region"),
     (["--set", "topology.taskmanagers=5"], "topology.taskmanagers", "at most one TaskManager"),
     (["--set", "expect.invariant=no_such_invariant"], "expect.invariant", "not an invariant"),
@@ -96,6 +102,7 @@ def test_bad_input_is_exit_2_naming_the_field_and_writes_nothing(s3_server, caps
     assert cli.main(argv) == runner.EXIT_BAD_INPUT
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert field in out and reason in out, out
+    assert "Input should" not in out, out  # the validator's wording never reaches the user
     assert ObjectStore.for_run(s3_server.config, run_id).list_keys("") == []
     assert not any(tmp_path.iterdir())
 
@@ -165,9 +172,9 @@ ISSUE_CASES = [  # (id, argv after the storage options, field, reason phrase)
     ("replay-swarm-id", ["replay", "../s1", "--seed", "1"], "SWARM_ID", "may hold only letters"),
     # refused only after writing before the fix
     ("records-per-interval", ["run", "--scenario", "overflow.yaml"], "workload.records_per_interval.1",
-     "less than or equal to 1000000"),
+     "must be at most 1000000, got"),
     ("records-per-interval-set", RUN + ["--set", f"workload.records_per_interval=[0, {2**63}]"],
-     "workload.records_per_interval.1", "less than or equal to 1000000"),
+     "workload.records_per_interval.1", f"must be at most 1000000, got {2**63}"),
     ("swarm-first-seed-negative", ["swarm", "--seeds", "2", "--first-seed", "-1"], "--first-seed",
      "must be 0 to 2**63-1"),
     ("swarm-first-seed-max", ["swarm", "--seeds", "2", "--first-seed", str(2**63 - 1)], "--first-seed",
@@ -233,12 +240,14 @@ HOSTILE = "[/] [/:] [bold]x[/x] [link=y]"
 def test_print_summary_prints_hostile_text_as_typed():
     summary = {"verdict": "unknown", "run_id": HOSTILE, "report": f"s3://{HOSTILE}/r", "local": HOSTILE,
                "replay": HOSTILE, "error": f"validate failed: ValueError: {HOSTILE}",
-               "checks": [{"name": HOSTILE, "success": None}],
-               "findings": [{"id": HOSTILE, "title": HOSTILE, "invariants": []}],
+               "checks": [{"name": HOSTILE, "success": False, "failed_rules": ["r"]}],
+               "findings": [{"id": HOSTILE, "title": HOSTILE, "rules": [f"{HOSTILE}.r"]}],
                "as_expected": {"ok": False, "why": HOSTILE}}
-    console = Console(file=io.StringIO(), width=400)
-    cli.print_summary(summary, console)
-    assert console.file.getvalue().count(HOSTILE) == 9  # run id, check, error, finding id and title, why, report, local, replay
+    for embedded in (False, True):
+        console = Console(file=io.StringIO(), width=400)
+        cli.print_summary(summary, console, embedded=embedded)
+        # run id, check, error, finding id, title and rule, why, report, local, replay
+        assert console.file.getvalue().count(HOSTILE) == 10, console.file.getvalue()
 
 
 def test_print_swarm_prints_hostile_text_as_typed():
@@ -265,6 +274,26 @@ def test_an_unexpected_exception_is_exit_3_with_one_line_and_no_traceback(bucket
     assert len(lines) == 1, lines
     assert lines[0].startswith("error (ValueError), verdict unknown:") and "accesspoint[/:]" in lines[0], lines
     assert "line 2" in lines[0] and "Traceback" not in lines[0]
+
+
+def _report_lines(summary: dict, embedded: bool) -> list[str]:
+    console = Console(file=io.StringIO(), width=400)
+    cli.print_summary(summary, console, embedded=embedded)
+    return [line for line in console.file.getvalue().splitlines() if "report" in line]
+
+
+def test_the_report_line_is_the_local_copy_when_the_embedded_server_is_gone():
+    summary = {"verdict": "valid", "run_id": "r1", "report": "s3://regionchaos/runs/r1/report/index.html",
+               "local": ".runs/r1", "replay": "regionchaos run --scenario smoke", "checks": []}
+    embedded = _report_lines(summary, embedded=True)
+    assert embedded[0] == "report: .runs/r1/report/index.html", embedded
+    assert "s3://regionchaos/runs/r1/report/index.html was on the embedded S3 server, which stopped" in embedded[1]
+    real = _report_lines(summary, embedded=False)
+    assert real == ["report: s3://regionchaos/runs/r1/report/index.html",
+                    "report (local copy): .runs/r1/report/index.html"], real
+    no_copy = _report_lines({**summary, "local": None}, embedded=True)
+    assert no_copy == ["report: s3://regionchaos/runs/r1/report/index.html (on the embedded S3 server, "
+                       "which stopped with the run)"], no_copy
 
 
 def test_help_still_works(capsys):

@@ -109,15 +109,110 @@ def test_manual_form_schema(dagbag):
     params = dagbag.dags["regionchaos_manual"].params
     schema = {name: params.get_param(name).schema for name in params}
     assert set(schema) == set(form.PARAM_NAMES)
-    assert schema["scenario"]["enum"] == sorted(catalogue())
+    assert schema["scenario"]["examples"] == sorted(catalogue())
     assert schema["mutant"]["enum"] == ["none", *MUTANTS]
     assert params["mutant"] == "none"
-    assert schema["seed"]["minimum"] == 0
-    assert schema["parallelism"]["minimum"] == 1
-    assert schema["max_consecutive_failures"]["minimum"] == 0
+    assert form.bounds(schema["seed"])["minimum"] == 0
+    assert form.bounds(schema["parallelism"]) == {"minimum": 1, "maximum": 8192}
+    assert form.bounds(schema["max_consecutive_failures"])["minimum"] == 0
     for name in (*form.FAULT_FIELDS, "max_failure_ratio"):
-        assert (schema[name]["minimum"], schema[name]["maximum"]) == (0.0, 1.0), name
+        assert form.bounds(schema[name]) == {"minimum": 0.0, "maximum": 1.0}, name
     assert {schema[n]["section"] for n in schema} >= {"Scenario", "Faults", "Rescale", "Mutant"}
+
+
+def _scenario_value(param, scenario):
+    if param == "rescale":
+        return ",".join(f"{e.after_checkpoint}:{e.parallelism}" for e in scenario.rescale) or "none"
+    if param in form.FAULT_FIELDS:
+        return getattr(scenario.faults, param)
+    if param in ("max_failure_ratio", "max_consecutive_failures"):
+        return getattr(scenario.flink, param)
+    if param == "seed":
+        return scenario.seed
+    return getattr(scenario.topology, param)
+
+
+def test_an_empty_field_s_description_shows_each_scenario_s_value(dagbag):
+    """"Empty: the scenario's value" says which: read back from the text, every catalogue scenario
+    gets the value its YAML gives."""
+    import re
+
+    from regionchaos.scenario import load
+
+    params = dagbag.dags["regionchaos_manual"].params
+    scenarios = {name: load(name) for name in catalogue()}
+    optional = [name for name in params if params[name] is None]
+    assert set(optional) == set(form.OVERRIDE_KEYS) | {"seed", "rescale"}
+    for param in optional:
+        text = params.get_param(param).description.split("Empty: the scenario's value")[1]
+        shown = {}
+        if text.startswith(", "):  # one value everywhere
+            value = re.match(r", (\S+) in every catalogue scenario\.$", text)[1]
+            shown = dict.fromkeys(scenarios, value)
+        else:
+            for part in text.lstrip(": ").rstrip(".").split("; "):
+                value, _, names = part.partition(" in ")
+                if names == "the others":
+                    shown.update({n: value for n in scenarios if n not in shown})
+                else:
+                    shown.update({n: value for n in names.split(", ")})
+        assert set(shown) == set(scenarios), (param, text)
+        for name, scenario in scenarios.items():
+            expected = _scenario_value(param, scenario)
+            expected = getattr(expected, "value", expected)
+            if isinstance(expected, float):
+                assert float(shown[name]) == expected, (param, name, text)
+            else:
+                assert shown[name] == str(expected), (param, name, text)
+
+
+def test_the_form_s_choices_have_labels_not_null_or_bare_names(dagbag):
+    for dag_id in ("regionchaos_manual", "regionchaos_swarm"):
+        mutant = dagbag.dags[dag_id].params.get_param("mutant").schema
+        for name, what in MUTANTS.items():
+            assert what in mutant["values_display"][name], (dag_id, name)
+        assert set(mutant["values_display"]) == set(mutant["enum"])
+    partitioning = dagbag.dags["regionchaos_manual"].params.get_param("partitioning").schema
+    assert None in partitioning["enum"]  # the empty choice keeps the scenario's
+    labels = partitioning["values_display"]
+    # the UI labels an enum value by values_display[String(value)], null as "null"
+    assert set(labels) == {"null" if v is None else v for v in partitioning["enum"]}
+    assert labels["null"].startswith("the scenario's own") and "forward" in labels["null"]
+
+
+@pytest.mark.parametrize("dag_id", ["regionchaos_manual", "regionchaos_swarm"])
+def test_number_fields_leave_the_typed_value_alone_and_are_refused_naming_it(dagbag, dag_id):
+    """The form's number input clamps to a top-level minimum/maximum (a typed 0 became 1): the
+    ranges sit where only the checks read them, and the refusal names the value typed."""
+    params = dagbag.dags[dag_id].params
+    ranged = [name for name in params if form.bounds(params.get_param(name).schema)]
+    assert ranged
+    for name in ranged:
+        schema = params.get_param(name).schema
+        assert "minimum" not in schema and "maximum" not in schema, (dag_id, name)
+    check = form.TRIGGER_CHECKS[dag_id]
+    field = "parallelism" if dag_id == "regionchaos_manual" else "seeds"
+    (error,) = check({field: 0})
+    assert (error.param, error.reason) == (field, "must be at least 1, got 0"), error
+    with pytest.raises(ParamValidationError, match=field):
+        bad = copy.deepcopy(params)
+        bad.update({field: 0})
+        bad.validate()
+
+
+@pytest.mark.parametrize("dag_id", ["regionchaos_manual", "regionchaos_swarm"])
+def test_a_typed_unknown_scenario_is_sent_and_refused_never_another_scenario(dagbag, dag_id):
+    """The scenario field is text with suggestions (no closed list that answers "No options" and
+    keeps the previous choice): what was typed reaches the checks, which refuse it."""
+    schema = dagbag.dags[dag_id].params.get_param("scenario").schema
+    assert "enum" not in schema and schema["examples"] == sorted(catalogue())
+    (error,) = form.TRIGGER_CHECKS[dag_id]({"scenario": "smok"})
+    assert error.param == "scenario" and error.reason.startswith("unknown scenario 'smok'; known: "), error
+    assert form.TRIGGER_CHECKS[dag_id]({"scenario": None})[0].param == "scenario"
+    params = copy.deepcopy(dagbag.dags[dag_id].params)
+    with pytest.raises(ParamValidationError, match="scenario"):
+        params.update({"scenario": "smok"})
+        params.validate()
 
 
 GOOD_CONF = {"scenario": "rescale-4-2-1", "seed": 7, "parallelism": 6, "decline": 0.2,

@@ -26,19 +26,19 @@ same messages before anything is emulated or written.
 
 from __future__ import annotations
 
+import functools
 import json
-
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from regionchaos.nemesis import FAULT_KINDS
 from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load
+from regionchaos.rescaleplan import (MAX_PARALLELISM, MAX_RESCALE_TEXT, RESCALE_EXAMPLE, RESCALE_PATTERN,  # noqa: F401
+                                     parse_rescale)
 
 # JavaScript numbers in the trigger form are exact only up to 2**53 - 1.
 MAX_FORM_SEED = 2**53 - 1
-MAX_PARALLELISM = 8192
-MAX_RESCALE_TEXT = 1000  # characters of a rescale plan (keeps its numbers small enough to parse)
 MANUAL_DAG_ID = "regionchaos_manual"
 SWARM_DAG_ID = "regionchaos_swarm"
 
@@ -53,16 +53,6 @@ OVERRIDE_KEYS = {
     **{name: f"faults.{name}" for name in FAULT_FIELDS},
 }
 
-# The rescale plan, as the Param's JSON schema checks it: AFTER:PARALLELISM pairs with a
-# parallelism of 1 to MAX_PARALLELISM (1-999, 1000-7999, 8000-8099, 8100-8189, 8190-8192).
-# That the checkpoints increase, and end before the scenario's last, is for the whole-form check.
-_PARALLELISM_RE = r"0*(?:[1-9]\d{0,2}|[1-7]\d{3}|80\d\d|81[0-8]\d|819[0-2])"
-_PAIR_RE = rf"\d+\s*:\s*{_PARALLELISM_RE}"
-RESCALE_PATTERN = rf"^\s*(|none|{_PAIR_RE}(\s*,\s*{_PAIR_RE})*)\s*$"
-_RESCALE_SHAPE_RE = re.compile(r"^\s*(|none|\d+\s*:\s*\d+(\s*,\s*\d+\s*:\s*\d+)*)\s*$")
-RESCALE_EXAMPLE = "'3:2,7:1' or 'none'"
-
-
 def scenario_names() -> list[str]:
     """Catalogue scenario names, sorted (the scenario enum)."""
     return sorted(catalogue())
@@ -72,12 +62,89 @@ def mutant_choices() -> list[str]:
     return ["none", *MUTANTS]
 
 
-def _optional(kind: str, title: str, description: str, section: str, empty: str = "", **schema: Any) -> Any:
-    """A form field that may stay empty: empty keeps the scenario's value (``empty`` names it)."""
+def _range(minimum: float | None = None, maximum: float | None = None) -> dict[str, Any]:
+    """A number's range as JSON schema, inside ``allOf``: Airflow's own check and the whole-form
+    check refuse a value outside it, naming the value typed ("must be at least 1, got 0"), while
+    the form's number input, which reads only a top-level minimum/maximum and clamps to it when
+    the field loses focus, leaves the typed value alone (a typed 0 became 1, and the error then
+    spoke of 1)."""
+    bounds = {key: value for key, value in (("minimum", minimum), ("maximum", maximum)) if value is not None}
+    return {"allOf": [bounds]}
+
+
+def bounds(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The minimum/maximum of a Param's schema, wherever `_range` put them."""
+    out = {key: schema[key] for key in ("minimum", "maximum") if key in schema}
+    for part in schema.get("allOf", ()):
+        out.update({key: part[key] for key in ("minimum", "maximum") if key in part})
+    return out
+
+
+def _shown_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# param -> the scenario's value that an empty field keeps
+_SCENARIO_VALUE: dict[str, Callable[[Any], Any]] = {
+    "seed": lambda sc: sc.seed,
+    "parallelism": lambda sc: sc.topology.parallelism,
+    "partitioning": lambda sc: sc.topology.partitioning.value,
+    "max_failure_ratio": lambda sc: sc.flink.max_failure_ratio,
+    "max_consecutive_failures": lambda sc: sc.flink.max_consecutive_failures,
+    "rescale": lambda sc: ",".join(f"{e.after_checkpoint}:{e.parallelism}" for e in sc.rescale) or "none",
+    **{name: (lambda sc, name=name: getattr(sc.faults, name)) for name in FAULT_FIELDS},
+}
+
+
+@functools.lru_cache(maxsize=1)
+def scenario_values() -> dict[str, dict[str, Any]]:
+    """param -> catalogue scenario name -> the value an empty field keeps (read from the catalogue)."""
+    scenarios = {name: load(name) for name in scenario_names()}
+    return {param: {name: get(sc) for name, sc in scenarios.items()} for param, get in _SCENARIO_VALUE.items()}
+
+
+def empty_keeps(param: str) -> str:
+    """What an empty field keeps, with the values: "Empty: the scenario's value: 64 in large;
+    4 in the others." (the most common value last, as "the others")."""
+    groups: dict[str, list[str]] = {}
+    for name, value in scenario_values()[param].items():
+        groups.setdefault(_shown_value(value), []).append(name)
+    if len(groups) == 1:
+        return f"Empty: the scenario's value, {next(iter(groups))} in every catalogue scenario."
+    ordered = sorted(groups.items(), key=lambda item: (len(item[1]), item[0]))
+    *rare, (common, _) = ordered
+    parts = [f"{value} in {', '.join(names)}" for value, names in rare]
+    return f"Empty: the scenario's value: {'; '.join(parts)}; {common} in the others."
+
+
+def _optional(param: str, kind: str, title: str, description: str, section: str, **schema: Any) -> Any:
+    """A form field that may stay empty: empty keeps the scenario's value (the description says
+    which, scenario by scenario)."""
     from airflow.sdk import Param
 
-    return Param(None, type=["null", kind], title=title, description=f"{description} Empty: the scenario's{empty}.",
+    return Param(None, type=["null", kind], title=title, description=f"{description} {empty_keeps(param)}",
                  section=section, **schema)
+
+
+def mutant_labels() -> dict[str, str]:
+    """How the mutant list shows each choice: its name and what it breaks."""
+    return {"none": "none: the protocol as PROTOCOL.md specifies",
+            **{name: f"{name}: {what}" for name, what in MUTANTS.items()}}
+
+
+def _scenario_param(default: str, description: str, **extra: Any) -> Any:
+    """The scenario field: text with the catalogue names as suggestions (``examples``), not a
+    closed list. A closed list lets a person type a name that matches nothing ("No options")
+    and trigger with the previous choice still set; typed text is sent as typed, and an unknown
+    name is refused by Airflow (``pattern``) and by the whole-form check, naming the known ones."""
+    from airflow.sdk import Param
+
+    names = scenario_names()
+    return Param(default, type="string", examples=names,
+                 pattern="^(?:" + "|".join(re.escape(n) for n in names) + ")$",
+                 title="Scenario", description=f"{description} Known: {', '.join(names)}.", **extra)
 
 
 def manual_params() -> dict[str, Any]:
@@ -86,51 +153,50 @@ def manual_params() -> dict[str, Any]:
 
     names = scenario_names()
     fault_params = {
-        name: _optional("number", f"Fault: {name.replace('_', ' ')}",
-                        f"Probability per checkpoint that {Faults.model_fields[name].description}.", "Faults", " value",
-                        minimum=0.0, maximum=1.0)
+        name: _optional(name, "number", f"Fault: {name.replace('_', ' ')}",
+                        f"Probability per checkpoint that {Faults.model_fields[name].description}.", "Faults",
+                        **_range(0.0, 1.0))
         for name in FAULT_FIELDS
     }
+    partitionings = scenario_values()["partitioning"]
     return {
-        "scenario": Param(
-            "smoke" if "smoke" in names else names[0],
-            type="string",
-            enum=names,
-            title="Scenario",
-            description="Catalogue scenario to run (regionchaos/catalogue/*.yaml).",
-            section="Scenario",
-        ),
-        "seed": _optional("integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
-                          "Scenario", " seed", minimum=0, maximum=MAX_FORM_SEED),
+        "scenario": _scenario_param("smoke" if "smoke" in names else names[0],
+                                    "Catalogue scenario to run (regionchaos/catalogue/*.yaml).", section="Scenario"),
+        "seed": _optional("seed", "integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
+                          "Scenario", **_range(0, MAX_FORM_SEED)),
         "parallelism": _optional(
-            "integer", "Parallelism (regions)",
+            "parallelism", "integer", "Parallelism (regions)",
             "Subtasks per vertex. With forward partitioning every subtask index is its own pipeline region, so "
-            "this is also the number of regions; at least the scenario's TaskManagers.", "Topology",
-            minimum=1, maximum=MAX_PARALLELISM),
+            f"this is also the number of regions; 1 to {MAX_PARALLELISM}, at least the scenario's TaskManagers.",
+            "Topology", **_range(1, MAX_PARALLELISM)),
         "partitioning": _optional(
-            "string", "Partitioning",
+            "partitioning", "string", "Partitioning",
             "source -> process edge: forward (one region per subtask index) or rebalance (ALL_TO_ALL: a single "
-            "region).", "Topology", enum=[None, "forward", "rebalance"]),
+            "region).", "Topology", enum=[None, "forward", "rebalance"],
+            values_display={"null": "the scenario's own" + (
+                f" ({next(iter(set(partitionings.values())))} in every catalogue scenario)"
+                if len(set(partitionings.values())) == 1 else ""),
+                "forward": "forward: one region per subtask index", "rebalance": "rebalance: a single region"}),
         **fault_params,
         "max_failure_ratio": _optional(
-            "number", "Max failure ratio",
+            "max_failure_ratio", "number", "Max failure ratio",
             "execution.checkpointing.region.max-failure-ratio: the largest share of failed regions a regional "
-            "checkpoint may have.", "Regional checkpoints", minimum=0.0, maximum=1.0),
+            "checkpoint may have.", "Regional checkpoints", **_range(0.0, 1.0)),
         "max_consecutive_failures": _optional(
-            "integer", "Max consecutive failures",
+            "max_consecutive_failures", "integer", "Max consecutive failures",
             "execution.checkpointing.region.max-consecutive-failures: regional checkpoints in a row before a "
-            "global one is forced.", "Regional checkpoints", minimum=0, maximum=10_000),
+            "global one is forced.", "Regional checkpoints", **_range(0, 10_000)),
         "rescale": _optional(
-            "string", "Rescale plan",
+            "rescale", "string", "Rescale plan",
             "AFTER:PARALLELISM pairs, e.g. 3:2,7:1 (after checkpoint index 3 restore at parallelism 2, after 7 "
             f"at 1): parallelism 1 to {MAX_PARALLELISM}, checkpoint indices increasing and below the scenario's "
-            "number of checkpoints; 'none' for no rescale.", "Rescale", " plan",
+            "number of checkpoints; 'none' for no rescale.", "Rescale",
             pattern=RESCALE_PATTERN, maxLength=MAX_RESCALE_TEXT),
         "mutant": Param(
             "none",
             type="string",
             enum=mutant_choices(),
-            values_display={"none": "none (the protocol as specified)", **{k: k for k in MUTANTS}},
+            values_display=mutant_labels(),
             title="Mutant",
             description="A deliberately broken protocol variant the checks must catch; "
             "'none' runs the protocol as PROTOCOL.md specifies.",
@@ -144,57 +210,21 @@ def swarm_params() -> dict[str, Any]:
     from airflow.sdk import Param
 
     return {
-        "scenario": Param("smoke", type="string", enum=scenario_names(), title="Scenario",
-                          description="Base scenario; the swarm turns on faults.swarm, so each "
-                          "seed also draws which fault kinds are on and how likely."),
-        "seeds": Param(200, type="integer", minimum=1, maximum=100_000, title="Seeds",
-                       description="How many consecutive seeds to run."),
-        "first_seed": Param(None, type=["null", "integer"], minimum=0, maximum=MAX_FORM_SEED,
+        "scenario": _scenario_param("smoke", "Base scenario; the swarm turns on faults.swarm, so each "
+                                    "seed also draws which fault kinds are on and how likely."),
+        "seeds": Param(200, type="integer", **_range(1, 100_000), title="Seeds",
+                       description="How many consecutive seeds to run (1 to 100,000)."),
+        "first_seed": Param(None, type=["null", "integer"], **_range(0, MAX_FORM_SEED),
                             title="First seed", description="Empty: derived from the run's "
                             "date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
-        "batch_size": Param(50, type="integer", minimum=1, maximum=10_000, title="Seeds per batch",
-                            description="Seeds per mapped task (one Spark session per batch)."),
-        "mutant": Param("none", type="string", enum=mutant_choices(), title="Mutant",
-                        description="With a mutant, the swarm fails if no seed catches it."),
+        "batch_size": Param(50, type="integer", **_range(1, 10_000), title="Seeds per batch",
+                            description="Seeds per mapped task (one Spark session per batch; 1 to 10,000)."),
+        "mutant": Param("none", type="string", enum=mutant_choices(), values_display=mutant_labels(),
+                        title="Mutant", description="With a mutant, the swarm fails if no seed catches it."),
     }
 
 
 PARAM_NAMES = frozenset({"scenario", "seed", "rescale", "mutant", *OVERRIDE_KEYS})
-
-
-def parse_rescale(text: str) -> list[dict[str, int]] | None:
-    """``"3:2,7:1"`` -> rescale events; ``"none"`` -> []; empty -> None (keep the scenario's).
-
-    ScenarioError (field ``rescale``) names each bad pair: the plan's shape, a parallelism
-    outside 1..MAX_PARALLELISM, a checkpoint not after the previous pair's.
-    """
-    if len(text) > MAX_RESCALE_TEXT:
-        raise ScenarioError([("rescale", f"longer than {MAX_RESCALE_TEXT} characters")])
-    if not _RESCALE_SHAPE_RE.match(text):
-        raise ScenarioError([("rescale", f"{text!r} is not a plan like {RESCALE_EXAMPLE}")])
-    text = text.strip()
-    if not text:
-        return None
-    if text == "none":
-        return []
-    events: list[dict[str, int]] = []
-    errors: list[tuple[str, str]] = []
-    for pair in text.split(","):
-        after_text, _, parallelism_text = pair.partition(":")
-        after, parallelism = int(after_text), int(parallelism_text)
-        shown = f"{after}:{parallelism}"
-        if not 1 <= parallelism <= MAX_PARALLELISM:
-            errors.append(("rescale", f"'{shown}': parallelism {parallelism} is out of range, "
-                                      f"it must be 1 to {MAX_PARALLELISM}"))
-        if events and after <= events[-1]["after_checkpoint"]:
-            before = events[-1]
-            errors.append(("rescale", f"'{shown}' does not come after "
-                                      f"'{before['after_checkpoint']}:{before['parallelism']}': "
-                                      "each pair's checkpoint must be later than the one before"))
-        events.append({"after_checkpoint": after, "parallelism": parallelism})
-    if errors:
-        raise ScenarioError(errors)
-    return events
 
 
 def overrides_from_params(params: dict[str, Any], *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -322,6 +352,8 @@ def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None
     """Why `value` fails the Param's JSON schema (as Airflow checks it), or None."""
     from jsonschema import FormatChecker, ValidationError, validate
 
+    if name == "scenario" and isinstance(value, str) and value not in catalogue():
+        return f"unknown scenario {value!r}; known: {', '.join(scenario_names())}"  # never another scenario
     if name == "rescale" and isinstance(value, str):
         try:  # the plan's own reasons (which pair, why) rather than the pattern
             parse_rescale(value)
