@@ -39,6 +39,9 @@ export AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT="$log_port"
 # the embedded S3 accepts any credentials; these only sign the requests
 export AIRFLOW_CONN_REGIONCHAOS_S3="{\"conn_type\": \"aws\", \"login\": \"regionchaos\", \"password\": \"regionchaos-local\", \"extra\": {\"endpoint_url\": \"http://127.0.0.1:$s3_port\", \"bucket\": \"regionchaos\", \"prefix\": \"runs\"}}"
 export REGIONCHAOS_LOCAL_DIR="$runs_dir"
+# LocalExecutor starts one worker process per slot (Airflow's default: 32); each run holds a Spark
+# session and runs take two slots at most (operators.LOCAL_RUNS_AT_ONCE): 4 fit a small machine
+export AIRFLOW__CORE__PARALLELISM="${AIRFLOW__CORE__PARALLELISM:-4}"
 
 pids=()
 stop() {
@@ -85,7 +88,7 @@ start dag-processor airflow dag-processor
 start triggerer airflow triggerer --skip-serve-logs
 start log-server python -m uvicorn airflow.utils.serve_logs.log_server:get_app --factory \
   --host 127.0.0.1 --port "$log_port" --no-access-log --log-level warning
-wait_for "the api-server" "http://127.0.0.1:$port/api/v2/monitor/health" 180
+wait_for "the api-server" "http://127.0.0.1:$port/api/v2/monitor/health" 300
 
 passwords="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
 echo "Airflow UI:   http://127.0.0.1:$port   (user admin, password: $(python -c "import json, sys; print(json.load(open(sys.argv[1])).get('admin', '?'))" "$passwords" 2>/dev/null || echo "see $passwords"))"

@@ -53,26 +53,19 @@ def compose(notes: list[str]) -> str | None:
     return text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS - 2] + " …"
 
 
-def set_run_note(dag_run) -> str | None:
-    """Write the note of a finished regionchaos DAG run from its tasks' XComs; returns it."""
+def notes_of(session, dag_id: str, run_id: str) -> str | None:
+    """The note a run's tasks' XComs make (None when they pushed none)."""
     from sqlalchemy import select
-    from sqlalchemy.orm import object_session
 
     from airflow.models.xcom import XComModel
 
-    if not str(dag_run.dag_id).startswith(DAG_PREFIX):
-        return None
-    session = object_session(dag_run)
-    if session is None:
-        return None
     rows = session.execute(
-        select(XComModel.task_id, XComModel.map_index, XComModel.value, XComModel.timestamp)
-        .where(XComModel.dag_id == dag_run.dag_id, XComModel.run_id == dag_run.run_id,
-               XComModel.key == NOTE_XCOM)
+        select(XComModel.task_id, XComModel.map_index, XComModel.value)
+        .where(XComModel.dag_id == dag_id, XComModel.run_id == run_id, XComModel.key == NOTE_XCOM)
         .order_by(XComModel.timestamp.desc())
     ).all()
     latest: dict[tuple[str, int], str] = {}  # one note per task instance: its newest
-    for task_id, map_index, value, _ in rows:
+    for task_id, map_index, value in rows:
         text = _value(value)
         if text and (task_id, map_index) not in latest:
             latest[(task_id, map_index)] = text
@@ -80,14 +73,44 @@ def set_run_note(dag_run) -> str | None:
     for last in ("summarize", "publish_report", None):
         chosen = [t for (task_id, _), t in latest.items() if last is None or task_id.split(".")[-1] == last]
         if chosen:
-            break
-    note = compose(chosen)
-    if note is None:
+            return compose(chosen)
+    return None
+
+
+def _ours(current: str | None) -> bool:
+    """A note this listener may replace: none, or one it wrote (they start in bold)."""
+    return not current or current.startswith("**")
+
+
+def set_run_note(dag_run) -> str | None:
+    """Write the note of a finished regionchaos DAG run from its tasks' XComs; returns it.
+
+    With the DagRun in a session (the scheduler, the api-server): in that session, so the
+    note is committed with the state. Detached (``airflow dags test`` merges its DagRun into
+    the session only after the listeners ran): in a session of its own."""
+    from sqlalchemy.orm import object_session
+
+    from airflow.models.dagrun import DagRun, DagRunNote
+    from airflow.utils.session import create_session
+
+    if not str(dag_run.dag_id).startswith(DAG_PREFIX):
         return None
-    current = dag_run.note
-    if current and not current.startswith("**"):  # a person's note stays
-        return None
-    dag_run.note = note
+    session = object_session(dag_run)
+    if session is not None:
+        note = notes_of(session, dag_run.dag_id, dag_run.run_id)
+        if note is None or not _ours(dag_run.note):
+            return None
+        dag_run.note = note
+        return note
+    with create_session() as own:
+        note = notes_of(own, dag_run.dag_id, dag_run.run_id)
+        run = own.get(DagRun, dag_run.id) if note is not None else None
+        if run is None or not _ours(run.note):
+            return None
+        if run.dag_run_note is None:
+            run.dag_run_note = DagRunNote(content=note)
+        else:
+            run.dag_run_note.content = note
     return note
 
 
