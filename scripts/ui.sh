@@ -39,6 +39,11 @@ export AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT="$log_port"
 # the embedded S3 accepts any credentials; these only sign the requests
 export AIRFLOW_CONN_REGIONCHAOS_S3="{\"conn_type\": \"aws\", \"login\": \"regionchaos\", \"password\": \"regionchaos-local\", \"extra\": {\"endpoint_url\": \"http://127.0.0.1:$s3_port\", \"bucket\": \"regionchaos\", \"prefix\": \"runs\"}}"
 export REGIONCHAOS_LOCAL_DIR="$runs_dir"
+# the same credentials for every process here (the plugin's runs view reads them from its own
+# environment; tasks take them from the connection): only the local S3 ever sees them
+export AWS_ACCESS_KEY_ID=regionchaos AWS_SECRET_ACCESS_KEY=regionchaos-local
+export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
+unset AWS_PROFILE AWS_SESSION_TOKEN
 # LocalExecutor starts one worker process per slot (Airflow's default: 32); each run holds a Spark
 # session and runs take two slots at most (operators.LOCAL_RUNS_AT_ONCE): 4 fit a small machine
 export AIRFLOW__CORE__PARALLELISM="${AIRFLOW__CORE__PARALLELISM:-4}"
