@@ -73,7 +73,7 @@ def regionchaos_manual():
             "invariant": scenario.expect.invariant,
         }
 
-    add_scenario_run(resolve_scenario())
+    add_scenario_run(resolve_scenario(), fail_on_verdict=True)
 
 
 regionchaos_manual()

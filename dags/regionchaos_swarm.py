@@ -9,16 +9,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import pendulum
-from airflow.sdk import TriggerRule, dag, get_current_context, task
+from airflow.sdk import CronTriggerTimetable, TriggerRule, dag, get_current_context, task
 
 from regionchaos_airflow.params import swarm_params
 
 
 @dag(
     dag_id="regionchaos_swarm",
-    schedule="@weekly",
-    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+    # Sundays 03:00 UTC; no start date, so the first run waits for its schedule (regionchaos_nightly.py)
+    schedule=CronTriggerTimetable("0 3 * * 0", timezone="UTC", run_immediately=timedelta(minutes=10)),
     catchup=False,
     max_active_runs=1,
     params=swarm_params(),
@@ -90,6 +89,7 @@ def regionchaos_swarm():
         """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
         from airflow.sdk.exceptions import AirflowFailException
 
+        from regionchaos_airflow.operators import NOTE_XCOM, swarm_note
         from regionchaos_airflow.runs import judge_swarm
 
         rows = [row for batch_rows in results if batch_rows for row in batch_rows]
@@ -98,6 +98,7 @@ def regionchaos_swarm():
         counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
         print(f"swarm: {seeds} seeds, {counts}")
         problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
+        get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, seeds=seeds, mutant=mutant, problems=problems))
         if problems:
             raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
         return {"seeds": seeds, **counts}

@@ -5,7 +5,8 @@ Out: the app of ``regionchaos_airflow.app`` mounted by the api-server at ``/regi
      a "Chaos runs" entry under Browse that shows it inside the Airflow UI, and the
      middleware of ``regionchaos_airflow.trigger_check``: a trigger (form or REST API) of a
      regionchaos DAG whose conf fails the DAG's whole-form check is refused with a 400 that
-     names the form fields, before Airflow creates the run.
+     names the form fields, before Airflow creates the run; the listener of
+     ``regionchaos_airflow.listener`` that writes each finished run's verdict into its note.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from regionchaos_airflow.app import app
+from regionchaos_airflow.listener import run_note_listener
 from regionchaos_airflow.trigger_check import TriggerFormCheck
 
 URL_PREFIX = "/regionchaos"
@@ -24,6 +26,7 @@ class RegionChaosPlugin(AirflowPlugin):
     fastapi_root_middlewares = [
         {"middleware": TriggerFormCheck, "args": [], "kwargs": {}, "name": "regionchaos trigger form check"}
     ]
+    listeners = [run_note_listener]  # the DAG run's note: verdict, failed invariants, report link
     external_views = [
         {
             "name": "Chaos runs",

@@ -2,7 +2,9 @@
 #   source scripts/airflow-env.sh            # env + `airflow db migrate` when needed
 #   REGIONCHAOS_AIRFLOW_HOME=/tmp/af source scripts/airflow-env.sh   # another home
 # Sets AIRFLOW_HOME (default: <repo>/.airflow), the DAGs and plugins folders, no examples,
-# the API bound to 127.0.0.1, and puts the project's venv first on PATH.
+# the API bound to 127.0.0.1 on AIRFLOW__API__PORT (default 8080) and the tasks' execution API
+# URL on that same port (unless AIRFLOW__CORE__EXECUTION_API_SERVER_URL is set), and puts the
+# project's venv first on PATH. The UI itself: scripts/ui.sh.
 
 _rc_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export REGIONCHAOS_ROOT="$_rc_root"
@@ -14,6 +16,13 @@ export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__EXECUTOR="${AIRFLOW__CORE__EXECUTOR:-LocalExecutor}"
 export AIRFLOW__API__HOST=127.0.0.1
 export AIRFLOW__API__PORT="${AIRFLOW__API__PORT:-8080}"
+# Tasks reach the api-server's execution API here (Airflow's own default is port 8080 whatever
+# the API's port). A URL set by hand is kept; one derived by an earlier source follows the port.
+if [ -z "${AIRFLOW__CORE__EXECUTION_API_SERVER_URL:-}" ] || \
+   [ "$AIRFLOW__CORE__EXECUTION_API_SERVER_URL" = "${REGIONCHAOS_DERIVED_EXECUTION_API_URL:-}" ]; then
+  export AIRFLOW__CORE__EXECUTION_API_SERVER_URL="http://127.0.0.1:$AIRFLOW__API__PORT/execution/"
+  export REGIONCHAOS_DERIVED_EXECUTION_API_URL="$AIRFLOW__CORE__EXECUTION_API_SERVER_URL"
+fi
 if [ -x "$_rc_root/.venv/bin/airflow" ]; then
   export PATH="$_rc_root/.venv/bin:$PATH"
 fi

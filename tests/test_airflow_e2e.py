@@ -4,8 +4,11 @@ In:  scripts/demo_airflow.sh (sources scripts/airflow-env.sh: Airflow on SQLite 
      scratch AIRFLOW_HOME; the runner starts its embedded S3; local Spark), the
      ``airflow dags trigger`` CLI with a bad param, and a real api-server (with its
      dag-processor, no scheduler; tests/airflow_server.py) taking triggers over REST.
-Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state;
-     a clear refusal of a bad value, naming the form field, and no DAG run created for it.
+Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state
+     (a caught mutant fails the run, with the failed invariants in the failure message, the
+     verdict in the run's note and the "Chaos report" link of its tasks); a task log without
+     GX's INFO flood, with progress lines; a clear refusal of a bad value, naming the form
+     field, and no DAG run created for it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from tests.airflow_server import start_airflow
 pytestmark = pytest.mark.airflow
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_TIMEOUT_S = 600
+DEMO_TIMEOUT_S = int(os.environ.get("REGIONCHAOS_DEMO_TIMEOUT_S", "600"))  # longer on a crowded machine
 
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
@@ -52,6 +55,25 @@ def demo(airflow_home):
     return proc
 
 
+@pytest.fixture(scope="module")
+def mutant_demo(demo, airflow_home, s3_server):
+    """The acceptance's failing run: smoke with the mutant failed-region-commits, its report
+    published to the tests' shared S3 server (so the note and the link point into Airflow)."""
+    conf = '{"scenario": "smoke", "mutant": "failed-region-commits"}'
+    env = clean_env(airflow_home, REGIONCHAOS_S3_ENDPOINT=s3_server.endpoint_url,
+                    REGIONCHAOS_BUCKET=s3_server.config.bucket, AIRFLOW__API__PORT="8091")
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "demo_airflow.sh"), conf], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+    log = airflow_home / "demo_airflow.log"
+    proc.log = log.read_text() if log.exists() else ""
+    return proc
+
+
+def db_rows(home: Path, sql: str, *args) -> list[tuple]:
+    with sqlite3.connect(home / "airflow.db") as db:
+        return db.execute(sql, args).fetchall()
+
+
 def dag_runs(home: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(home / "airflow.db") as db:
         return db.execute("SELECT run_id, state FROM dag_run WHERE dag_id = 'regionchaos_manual'").fetchall()
@@ -72,6 +94,40 @@ def test_the_demo_runs_the_manual_dag_and_prints_verdict_and_report(demo, airflo
     assert f"regionchaos report (local copy): {local_report}" in out
     assert local_report.read_text().lstrip().lower().startswith(("<!doctype html", "<html"))
     assert dag_runs(airflow_home) == [(dag_runs(airflow_home)[0][0], "success")]
+
+
+def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look(mutant_demo, airflow_home):
+    out, log = mutant_demo.stdout, mutant_demo.log
+    assert mutant_demo.returncode != 0, out + log[-4000:]
+    verdict = re.search(r"^regionchaos verdict: invalid \(scenario smoke, seed 1, mutant failed-region-commits, "
+                        r"run (\S+)\)$", out, re.M)
+    assert verdict, out + log[-4000:]
+    run_id = verdict.group(1)
+    failed = re.search(r"^regionchaos failed invariants: (.+)$", out, re.M).group(1).split(", ")
+    assert "notifications" in failed, out
+    # the task's failure message, after the report was published
+    url = f"http://127.0.0.1:8091/regionchaos/runs/{run_id}/report/index.html"
+    assert f"regionchaos report in Airflow: {url}" in out
+    assert (f"AirflowFailException: run {run_id} invalid: the checks caught mutant failed-region-commits; "
+            f"failed invariants: {', '.join(failed)}; report: {url}") in out, out
+    assert re.search(r"dag run: failed \(airflow exit [1-9]\d*\)", out), out  # `airflow dags test` exits non-zero
+    # the DAG run's note (the plugin's listener) and the tasks' "Chaos report" links
+    ((dag_run_id, state),) = [r for r in dag_runs(airflow_home) if r[1] != "success"]
+    assert state == "failed"
+    ((note,),) = db_rows(airflow_home, "SELECT n.content FROM dag_run_note n JOIN dag_run r ON n.dag_run_id = r.id "
+                                       "WHERE r.run_id = ?", dag_run_id)
+    assert note.startswith("**invalid: the checks caught mutant failed-region-commits; failed invariants: "
+                           + ", ".join(failed) + "**"), note
+    assert f"[Chaos report]({url})" in note
+    links = dict(db_rows(airflow_home, "SELECT task_id, value FROM xcom WHERE run_id = ? AND key = ?",
+                         dag_run_id, "_link_ChaosReportLink"))
+    assert {task: json.loads(value) for task, value in links.items()} == {"chaos_run": url, "publish_report": url}
+    # a task log a person can read: no GX INFO flood, progress while it works, the verdict at the end
+    assert len(re.findall(r"\[great_expectations[.\w]*\]", log)) < 5, log[-4000:]
+    assert re.search(r"^regionchaos: emulate smoke seed=1 mutant=failed-region-commits", log, re.M), log[-4000:]
+    suites = re.findall(r"^regionchaos: suite (\d+)/(\d+) (\w+): (passed|FAILED) \([\d.]+ s\)$", log, re.M)
+    assert suites and len(suites) == int(suites[0][1]), log[-4000:]
+    assert {name for _, _, name, result in suites if result == "FAILED"} == set(failed)
 
 
 def test_a_trigger_with_an_invalid_param_is_refused_and_starts_no_run(demo, airflow_home):

@@ -102,7 +102,26 @@ def test_manual_graph(dagbag):
     dag = dagbag.dags["regionchaos_manual"]
     assert dag.schedule is None and type(dag.timetable).__name__ == "NullTimetable"
     assert {t.task_id for t in dag.tasks} == {"resolve_scenario", "chaos_run", "publish_report"}
-    assert edges(dag) == {("resolve_scenario", "chaos_run"), ("chaos_run", "publish_report")}
+    assert edges(dag) == {("resolve_scenario", "chaos_run"), ("chaos_run", "publish_report"),
+                          ("resolve_scenario", "publish_report")}  # publish_report judges by the scenario
+
+
+def test_the_run_tasks_carry_the_chaos_report_link_into_the_serialized_dag(dagbag, cluster_dagbag):
+    """The api-server shows extra links from the serialized DAG (name -> the XCom key the task's
+    process stores the link under when it ends): the run tasks have "Chaos report"."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from regionchaos_airflow.operators import ChaosReportLink
+
+    key = ChaosReportLink().xcom_key
+    for bag, dag_id, prefix, run_task in ((dagbag, "regionchaos_manual", "", "chaos_run"),
+                                          (dagbag, "regionchaos_nightly", "run_scenario.", "chaos_run"),
+                                          (cluster_dagbag, "regionchaos_manual", "", "validate")):
+        tasks = DagSerialization.to_dict(bag.dags[dag_id])["dag"]["tasks"]
+        links = {t["__var"]["task_id"]: t["__var"].get("_operator_extra_links") for t in tasks}
+        for task_id in (prefix + run_task, prefix + "publish_report"):
+            assert links[task_id] == {"Chaos report": key}, (dag_id, task_id, links)
+        assert not any(links[t] for t in links if t.split(".")[-1] not in (run_task, "publish_report"))
 
 
 def test_manual_form_schema(dagbag):
@@ -390,20 +409,86 @@ def test_the_swarm_form_is_its_params_module_s(dagbag):
 
 def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     dag = dagbag.dags["regionchaos_nightly"]
-    assert dag.schedule == "@daily"
+    assert type(dag.timetable).__name__ == "CronTriggerTimetable" and dag.timetable.expression == "0 2 * * *"
     assert {t.task_id for t in dag.tasks} == {
         "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "swarm_sample", "summarize"}
     assert edges(dag) >= {("plan_runs", "run_scenario.chaos_run"),
                           ("run_scenario.chaos_run", "run_scenario.publish_report"),
                           ("run_scenario.publish_report", "summarize"), ("plan_runs", "summarize"),
                           ("swarm_sample", "summarize")}
-    assert dag.params["swarm_seeds"] == 500
+    assert dag.params["swarm_seeds"] == 100  # a nightly slot on a small machine: ~1 min
     group = dag.task_group_dict["run_scenario"]
     assert type(group).__name__ == "MappedTaskGroup"
     for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
         assert dag.get_task(task_id).get_closest_mapped_task_group() is group
     assert dag.get_task("summarize").trigger_rule == "all_done"
-    assert dag.params["scenarios"] == sorted(catalogue())
+    # every catalogue scenario but `large` by default; `large` can be asked for
+    assert dag.params["scenarios"] == sorted(set(catalogue()) - {"large"})
+    assert dag.params.get_param("scenarios").schema["items"]["enum"] == sorted(catalogue())
+    params = copy.deepcopy(dag.params)
+    params.update({"scenarios": ["large", "smoke"], "swarm_seeds": 500})
+    params.validate()
+
+
+STOCK_DAILY = """
+import pendulum
+from airflow.sdk import dag, task
+
+
+@dag(dag_id="stock_daily", schedule="@daily", start_date=pendulum.datetime(2025, 1, 1, tz="UTC"), catchup=False)
+def stock_daily():
+    @task
+    def noop():
+        pass
+
+    noop()
+
+
+stock_daily()
+"""
+
+
+def test_unpausing_the_nightly_starts_no_run_before_its_schedule(tmp_path):
+    """On a real metadata DB: the DAGs as the dag-processor writes them, unpaused as the UI does,
+    then the scheduler's own run-creation step. A DAG with the stock settings (@daily, a start
+    date in the past, catchup=False) gets a run at once; the nightly waits for 02:00 UTC."""
+    import datetime as dt
+
+    from sqlalchemy import select, update
+
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import sync_bag_to_db
+    from airflow.jobs.job import Job
+    from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+    from airflow.models import DagModel, DagRun
+    from airflow.utils.db import initdb
+    from airflow.utils.session import create_session
+    from airflow.utils.sqlalchemy import prohibit_commit
+
+    initdb()
+    DagBundlesManager().sync_bundles_to_db()
+    (tmp_path / "stock_daily.py").write_text(STOCK_DAILY)
+    ids = ["regionchaos_nightly", "stock_daily"]
+    for bag in (DagBag(dag_folder=str(ROOT / "dags" / "regionchaos_nightly.py")), DagBag(dag_folder=str(tmp_path))):
+        assert not bag.import_errors, bag.import_errors
+        sync_bag_to_db(bag, "dags-folder", None)
+    with create_session() as session:
+        session.execute(update(DagModel).where(DagModel.dag_id.in_(ids)).values(is_paused=False))
+    unpaused = pendulum.now("UTC")
+    with create_session() as session, prohibit_commit(session) as guard:
+        SchedulerJobRunner(job=Job())._create_dagruns_for_dags(guard, session)
+    with create_session() as session:
+        runs = session.execute(select(DagRun.dag_id, DagRun.run_after).where(DagRun.dag_id.in_(ids))).all()
+        next_nightly = session.get(DagModel, "regionchaos_nightly").next_dagrun_create_after
+    last_2am = unpaused.replace(hour=2, minute=0, second=0, microsecond=0)
+    last_2am = last_2am if last_2am <= unpaused else last_2am.subtract(days=1)
+    assert [dag_id for dag_id, _ in runs].count("stock_daily") == 1  # the stock settings: a run at unpause
+    nightly = [run_after for dag_id, run_after in runs if dag_id == "regionchaos_nightly"]
+    if unpaused - last_2am > dt.timedelta(minutes=10):  # outside the grace after 02:00 (FIRST_RUN_GRACE)
+        assert nightly == []
+        assert next_nightly == last_2am.add(days=1)
+    else:  # unpaused within 10 min after 02:00: that night's run, at its schedule
+        assert nightly == [last_2am]
 
 
 BOUND = "flip_bounds.consecutive_regional_within_bound"
@@ -560,3 +645,55 @@ def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
     overrides = {k: parse_value(v) for k, _, v in (pair.partition("=") for pair in args.overrides)}
     assert overrides == entry["overrides"]
     assert load(args.scenario, overrides, seed=args.seed) == scenario  # the job emulates the same run
+
+
+# -- the verdict in Airflow's terms (what fails a manual run, what its note and link say) ---
+
+def _checks(failed: dict[str, list[str]], unknown: tuple[str, ...] = ()) -> list[dict]:
+    from regionchaos.validate import load_suites
+
+    return [{"name": s.name, "success": None if s.name in unknown else s.name not in failed,
+             "failed_rules": failed.get(s.name, [])} for s in load_suites()]
+
+
+def test_a_run_fails_its_dag_run_only_when_it_is_not_as_its_scenario_expects():
+    from regionchaos.scenario import load
+    from regionchaos_airflow.operators import run_outcome
+
+    smoke, tier2 = load("smoke"), load("forced-global-tier2")
+    valid = run_outcome({"verdict": "valid", "checks": _checks({})}, smoke)
+    assert valid.ok and valid.headline.startswith("valid")
+    caught = run_outcome({"verdict": "invalid", "mutant": "failed-region-commits", "checks": _checks(
+        {"notifications": ["commits_only_on_completion"], "exactly_once_output": ["no_duplicate_commit"]})}, smoke)
+    assert not caught.ok
+    assert caught.headline == ("invalid: the checks caught mutant failed-region-commits; failed invariants: "
+                               "exactly_once_output, notifications")
+    # a finding's scenario showing its finding: green, and it says which finding
+    finding = run_outcome({"verdict": "invalid", "checks": _checks({"flip_bounds": [BOUND.split(".")[1]]})}, tier2)
+    assert finding.ok, finding
+    assert finding.headline.startswith("invalid as expected: the run shows finding F1 (")
+    # the same failure plus a rule no finding declares: red, naming both invariants and why
+    regression = run_outcome({"verdict": "invalid", "checks": _checks(
+        {"flip_bounds": [BOUND.split(".")[1]], "notifications": ["commits_only_on_completion"]})}, tier2)
+    assert not regression.ok
+    assert regression.failed == ["flip_bounds", "notifications"] or set(regression.failed) == {"flip_bounds", "notifications"}
+    assert "notifications, which no finding declares" in regression.headline
+    unknown = run_outcome({"verdict": "unknown", "error": "validate failed: boom", "checks": []}, smoke)
+    assert (unknown.ok, unknown.headline) == (False, "unknown: validate failed: boom")
+    no_result = run_outcome({"verdict": "valid", "checks": _checks({}, unknown=("liveness",))}, smoke)
+    assert not no_result.ok and "liveness" in no_result.headline
+
+
+def test_the_note_and_the_link_point_into_airflow():
+    from regionchaos_airflow.listener import MAX_NOTE_CHARS, compose
+    from regionchaos_airflow.operators import Outcome, note_text, report_url
+
+    url = report_url("smoke-s1-manual-x", base_url="http://127.0.0.1:8091/")
+    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report/index.html"
+    assert report_url("../etc", base_url="http://h") is None
+    outcome = Outcome(False, "invalid", "invalid: failed invariants: notifications")
+    note = note_text(outcome, {"scenario": "smoke", "seed": 1, "mutant": None, "run_id": "smoke-s1-manual-x"}, url)
+    assert note.splitlines()[0] == "**invalid: failed invariants: notifications**"
+    assert f"[Chaos report]({url})" in note
+    assert compose([note, note, ""]) == note  # one note per run, duplicates dropped
+    assert len(compose(["x" * 5000])) <= MAX_NOTE_CHARS

@@ -4,7 +4,9 @@ Modules:
   `params`         the trigger forms (typed Params), their whole-form check, params -> Scenario
   `runs`           run ids keyed by the Airflow run, result rows, the nightly/swarm judgements
   `storage`        StorageConfig from the `regionchaos_s3` connection or the environment
-  `operators`      task bodies the DAGs share (runner call, publish) and the spark-submit switch
+  `operators`      task bodies the DAGs share (runner call, publish) and the spark-submit switch;
+                   the verdict in Airflow's terms (failed task, note XCom, "Chaos report" link)
+  `listener`       the plugin's listener: a finished DAG run's note from its tasks' verdicts
   `app`            the FastAPI app of the plugin: runs listed from storage, reports served
   `trigger_check`  the plugin's middleware: a trigger's whole form checked before the run exists
 

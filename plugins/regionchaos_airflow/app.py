@@ -351,7 +351,8 @@ def _no_storage() -> HTTPException:
     return HTTPException(
         status_code=503,
         detail="no shared run storage configured: set the regionchaos_s3 connection or "
-        "REGIONCHAOS_S3_ENDPOINT (runs on the embedded S3 do not outlive their task)",
+        "REGIONCHAOS_S3_ENDPOINT (runs on the embedded S3 do not outlive their task); for a local "
+        "UI with its own persistent S3 under .runs/s3, start Airflow with scripts/ui.sh",
     )
 
 

@@ -16,6 +16,18 @@ while DAG files are parsed, so it is read from the environment only (no metadata
 access at parse time). In cluster mode ``spark_jobs/emulate.py`` emulates the run on the
 cluster into shared storage, then `validate` judges and reports it in the worker through
 ``regionchaos.runner.finish`` (see its docstring); shared storage is required there.
+
+The verdict in Airflow's own terms:
+  * `publish_report` of a manual run fails the task (so the DAG run) once the report is
+    published, when the run is not as its scenario expects (`run_outcome`: invalid where
+    valid was expected, a mutant caught, unknown); the failure message names the failed
+    invariants. A run showing a recorded finding stays green and says so.
+  * every run task pushes the XCom ``regionchaos_note`` (verdict, failed invariants, report
+    link), which ``regionchaos_airflow.listener`` copies into the DAG run's note, and
+    ``regionchaos_report_url``, which the "Chaos report" extra link (`ChaosReportLink`) opens.
+  * task logs: GX, Spark and py4j at WARNING (`quiet_libraries`), the runner's progress
+    (emulation, then one line per GX suite: `suite_progress`), then the verdict and the
+    report's address in Airflow (`report_url`).
 """
 
 from __future__ import annotations
@@ -23,13 +35,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import get_current_context, task
+from airflow.providers.standard.decorators.python import _PythonDecoratedOperator
+from airflow.sdk import BaseOperatorLink, get_current_context, task
+from airflow.sdk.bases.decorator import task_decorator_factory
 
-from regionchaos_airflow.runs import result_row
+from regionchaos_airflow.runs import PLUGIN_PREFIX, RUN_ID_RE, result_row, view_links
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +57,215 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EMULATE_APPLICATION = PROJECT_ROOT / "spark_jobs" / "emulate.py"
 RUN_TIMEOUT = timedelta(hours=2)
 LOCAL_RUNS_AT_ONCE = 2  # each local run holds a Spark session; more thrash a small worker
+NOTE_XCOM = "regionchaos_note"  # the DAG run's note (copied by regionchaos_airflow.listener)
+REPORT_URL_XCOM = "regionchaos_report_url"  # what the "Chaos report" extra link opens
+QUIET_LOGGERS = ("great_expectations", "py4j", "pyspark")  # INFO from these buries the verdict
 
 
 def spark_conn_id(env: dict[str, str] | None = None) -> str | None:
     """The Spark connection id when the cluster switch is on, else None (local Spark)."""
     env = os.environ if env is None else env
     return env.get(f"AIRFLOW_VAR_{SPARK_CONN_VARIABLE.upper()}") or None
+
+
+# -- the verdict in Airflow's terms ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run means for its DAG run: ``ok`` keeps it green; ``headline`` says why."""
+
+    ok: bool
+    verdict: str
+    headline: str
+    failed: list[str] = field(default_factory=list)
+
+
+def run_outcome(summary: dict[str, Any], scenario: Any = None) -> Outcome:
+    """Judge one run's summary for Airflow: valid stays green; invalid stays green only when a
+    recorded finding explains every rule it failed (`regionchaos.findings.meets_expectation`,
+    for the scenario's settings, ``scenario`` a Scenario); a mutant run that is invalid (the
+    checks caught it), an unexplained invalid and an unknown verdict fail."""
+    from regionchaos import findings
+
+    verdict = summary.get("verdict") or "unknown"
+    shows = findings.outcome(summary.get("checks") or [])
+    failed = shows["failed"]
+    mutant = summary.get("mutant")
+    if verdict == "valid" and not shows["unknown"]:
+        return Outcome(True, verdict, "valid: every invariant holds")
+    if verdict == "invalid" and mutant:
+        return Outcome(False, verdict, f"invalid: the checks caught mutant {mutant}; failed invariants: "
+                                       f"{', '.join(failed) or 'none recorded'}", failed)
+    if verdict == "invalid" and scenario is not None:
+        ok, why = findings.meets_expectation(scenario, verdict, failed, shows["unknown"],
+                                             failed_rules=shows["failed_rules"], must_show=False)
+        if ok:
+            shown = [f for f in findings.applicable(scenario)
+                     if set(f.rules_for(scenario)) & set(shows["failed_rules"])]
+            names = ", ".join(f"{f.id} ({f.title})" for f in shown) or "a recorded finding"
+            return Outcome(True, verdict, f"invalid as expected: the run shows finding {names}, recorded in "
+                                          f"FINDINGS.md; failed invariants: {', '.join(failed)}", failed)
+        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed)} ({why})", failed)
+    if verdict == "invalid":
+        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed) or 'none recorded'}", failed)
+    reason = summary.get("error") or (f"no result for {', '.join(shows['unknown'])}" if shows["unknown"] else
+                                      "no verdict")
+    return Outcome(False, "unknown", f"unknown: {reason}", failed)
+
+
+def airflow_base_url() -> str:
+    """Where this Airflow's UI answers (``[api] base_url``, else the API host and port)."""
+    from airflow.sdk.configuration import conf
+
+    base = conf.get("api", "base_url", fallback=None)
+    if not base:
+        host = conf.get("api", "host", fallback="") or "127.0.0.1"
+        host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        base = f"http://{host}:{conf.get('api', 'port', fallback='8080')}"
+    return base.rstrip("/")
+
+
+def report_url(run_id: str, base_url: str | None = None) -> str | None:
+    """The run's report as the plugin serves it inside Airflow (None for an unsafe run id)."""
+    if not run_id or not RUN_ID_RE.match(run_id):
+        return None
+    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + view_links(run_id)["report_view"]
+
+
+def note_text(outcome: Outcome, summary: dict[str, Any], url: str | None) -> str:
+    """The DAG run's note (Markdown): verdict, failed invariants, the report link."""
+    lines = [f"**{outcome.headline}**",
+             f"scenario {summary.get('scenario')}, seed {summary.get('seed')}, mutant {summary.get('mutant') or 'none'}, "
+             f"run `{summary.get('run_id')}`"]
+    if url:
+        lines.append(f"[Chaos report]({url})")
+    elif summary.get("local"):
+        lines.append(f"report (local copy, no shared storage): `{Path(summary['local']) / 'report' / 'index.html'}`")
+    return "\n\n".join(lines)
+
+
+def runs_view_url(base_url: str | None = None) -> str:
+    """The plugin's runs view (Browse > Chaos runs)."""
+    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + PLUGIN_PREFIX + "/"
+
+
+def _problem_lines(problems: list[str], limit: int = 8) -> list[str]:
+    lines = [f"- {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"- ... and {len(problems) - limit} more (see the summarize task's log)")
+    return lines
+
+
+def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: dict[str, Any] | None,
+                 problems: list[str], base_url: str | None = None) -> str:
+    """The nightly DAG run's note: how many scenarios ran as expected, the problems, the runs view."""
+    verdicts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
+    head = (f"**nightly: {len(plan)} scenario(s) as expected**" if not problems else
+            f"**nightly FAILED: {len(problems)} problem(s)**")
+    lines = [head, f"verdicts: {verdicts['valid']} valid, {verdicts['invalid']} invalid, {verdicts['unknown']} unknown"
+             + (f"; swarm sample: {swarm['seeds']} seeds" if swarm and swarm.get("seeds") else "")]
+    if problems:
+        lines.append("\n".join(_problem_lines(problems)))
+    lines.append(f"[Chaos runs]({runs_view_url(base_url)})")
+    return "\n\n".join(lines)
+
+
+def swarm_note(rows: list[dict[str, Any]], *, seeds: int, mutant: str | None, problems: list[str]) -> str:
+    """The swarm DAG run's note: seeds, verdicts, the problems (failing seeds with replay lines)."""
+    counts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
+    what = f"swarm of {seeds} seed(s)" + (f" with mutant {mutant}" if mutant else "")
+    head = f"**{what}: {'FAILED' if problems else 'as expected'}**"
+    lines = [head, f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unknown']} unknown"]
+    if problems:
+        lines.append("\n".join(_problem_lines(problems)))
+    return "\n\n".join(lines)
+
+
+def _push(key: str, value: Any) -> None:
+    get_current_context()["ti"].xcom_push(key, value)
+
+
+class ChaosReportLink(BaseOperatorLink):
+    """The task instance's "Chaos report" button: the run's report served by the plugin.
+
+    Airflow 3 computes the link in the task's process when the task ends and stores it as an
+    XCom; the api-server shows that value. It comes from the XCom ``regionchaos_report_url``
+    the task pushed (empty, so no button, when the run has no report in shared storage)."""
+
+    name = "Chaos report"
+
+    def get_link(self, operator, *, ti_key) -> str:
+        from airflow.sdk.bases.xcom import BaseXCom
+
+        return BaseXCom.get_value(ti_key=ti_key, key=REPORT_URL_XCOM) or ""
+
+
+class ChaosRunOperator(_PythonDecoratedOperator):
+    """``@task``'s operator with the "Chaos report" extra link."""
+
+    operator_extra_links = (ChaosReportLink(),)
+
+
+def chaos_task(python_callable: Callable | None = None, **kwargs):
+    """``@task`` for the run tasks: the same, plus the "Chaos report" extra link."""
+    return task_decorator_factory(python_callable=python_callable, decorated_operator_class=ChaosRunOperator, **kwargs)
+
+
+# -- task logs a person can read -----------------------------------------------------------
+
+def quiet_libraries(names: tuple[str, ...] = QUIET_LOGGERS) -> None:
+    """GX, Spark and py4j at WARNING in this task's log (GX alone logs ~650 INFO lines a run)."""
+    for name in names:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def say(text: str) -> None:
+    """One progress line in the task log."""
+    print(f"regionchaos: {text}", flush=True)
+
+
+class TaskConsole:
+    """The runner's console (``console.print`` with rich markup) as plain task-log lines."""
+
+    def print(self, *objects: Any, **_: Any) -> None:
+        from rich.errors import MarkupError
+        from rich.text import Text
+
+        parts = []
+        for obj in objects:
+            try:
+                parts.append(Text.from_markup(obj).plain if isinstance(obj, str) else str(obj))
+            except MarkupError:
+                parts.append(str(obj))
+        say(" ".join(parts).strip())
+
+
+@contextmanager
+def suite_progress(report: Callable[[str], None] = say) -> Iterator[None]:
+    """One line per GX suite as the validation goes (the suites run one after the other in
+    one GX checkpoint, which has no progress hook of its own: its ValidationDefinition.run is
+    wrapped for the duration, in this task's process only)."""
+    from great_expectations.core.validation_definition import ValidationDefinition
+
+    from regionchaos.validate import load_suites
+
+    total = len(load_suites())
+    original = ValidationDefinition.run
+    done = [0]
+
+    def run(self, *args: Any, **kwargs: Any):
+        started = time.perf_counter()
+        result = original(self, *args, **kwargs)
+        done[0] += 1
+        report(f"suite {done[0]}/{total} {self.suite.name}: {'passed' if result.success else 'FAILED'} "
+               f"({time.perf_counter() - started:.1f} s)")
+        return result
+
+    ValidationDefinition.run = run
+    try:
+        yield
+    finally:
+        ValidationDefinition.run = original
 
 
 def verdict_lines(summary: dict[str, Any]) -> list[str]:
@@ -72,8 +294,27 @@ def _label(entry: dict[str, Any]) -> None:
     get_current_context()["run_label"] = f"{entry.get('scenario_name')} ({entry.get('run_id')})"
 
 
-@task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False,
-      max_active_tis_per_dagrun=LOCAL_RUNS_AT_ONCE)
+def _scenario(entry: dict[str, Any] | None):
+    from regionchaos.scenario import from_dict
+
+    return from_dict(entry["scenario"]) if entry and entry.get("scenario") else None
+
+
+def _tell(summary: dict[str, Any], entry: dict[str, Any] | None, url: str | None) -> Outcome:
+    """Push the note and the link's address; return the run's outcome."""
+    outcome = run_outcome(summary, _scenario(entry))
+    _push(NOTE_XCOM, note_text(outcome, summary, url))
+    if url:
+        _push(REPORT_URL_XCOM, url)
+    return outcome
+
+
+def _shared(storage) -> bool:
+    return storage is not None and bool(getattr(storage, "endpoint_url", None))
+
+
+@chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False,
+            max_active_tis_per_dagrun=LOCAL_RUNS_AT_ONCE)
 def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
     """Emulate, validate and report one run with the runner, in this task's process.
 
@@ -84,20 +325,23 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
     from airflow.sdk.exceptions import AirflowException
 
     from regionchaos import runner
-    from regionchaos.scenario import from_dict
     from regionchaos_airflow.storage import resolve_storage
 
+    quiet_libraries()
     _label(entry)
-    scenario = from_dict(entry["scenario"])
+    scenario = _scenario(entry)
     storage = resolve_storage()
-    summary = runner.run(
-        scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
-        overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(),
-    )
+    with suite_progress():
+        summary = runner.run(
+            scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
+            overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(), console=TaskConsole(),
+        )
     for line in verdict_lines(summary):
         print(line, flush=True)
+    _tell(summary, entry, report_url(summary.get("run_id", "")) if _shared(storage) else None)
     if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}")
+        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
+                               f"{summary.get('error') or 'no result'}")
     return summary
 
 
@@ -142,7 +386,7 @@ def emulate_operator(conn_id: str, args: Any):
     )
 
 
-@task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False)
+@chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False)
 def validate(entry: dict[str, Any]) -> dict[str, Any]:
     """Cluster mode: validate and report the run spark_jobs/emulate.py wrote to storage."""
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
@@ -150,27 +394,36 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
     from regionchaos import runner
     from regionchaos_airflow.storage import resolve_storage
 
+    quiet_libraries()
     _label(entry)
     finish = getattr(runner, "finish", None)
     if finish is None:
         raise AirflowFailException("this regionchaos has no runner.finish(run_id, storage=...) to "
                                    "validate and report an emulated run: use local mode")
-    summary = finish(entry["run_id"], storage=resolve_storage(), overrides=entry.get("overrides"))
+    with suite_progress():
+        summary = finish(entry["run_id"], storage=resolve_storage(), overrides=entry.get("overrides"),
+                         console=TaskConsole())
     for line in verdict_lines(summary):
         print(line, flush=True)
+    _tell(summary, entry, report_url(summary.get("run_id", "")))
     if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}")
+        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
+                               f"{summary.get('error') or 'no result'}")
     return summary
 
 
-@task(map_index_template="{{ run_label }}", multiple_outputs=False)
-def publish_report(summary: dict[str, Any]) -> dict[str, Any]:
+@chaos_task(map_index_template="{{ run_label }}", multiple_outputs=False)
+def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
+                   fail_on_verdict: bool = False) -> dict[str, Any]:
     """Check that the run's summary and report are in shared storage; return its result row.
 
     With the embedded S3 (no shared storage configured) nothing outlived chaos_run: the
-    row says ``published: false`` and the local mirror is where the report is.
+    row says ``published: false`` and the local mirror is where the report is. Ends with the
+    verdict and the report's address in Airflow; with ``fail_on_verdict`` (a manual run) the
+    task then fails when the run is not as its scenario expects (`run_outcome`), naming the
+    failed invariants.
     """
-    from airflow.sdk.exceptions import AirflowException
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
     from regionchaos.storage import ObjectStore
     from regionchaos_airflow.storage import resolve_storage
@@ -178,11 +431,12 @@ def publish_report(summary: dict[str, Any]) -> dict[str, Any]:
     _label({"scenario_name": summary.get("scenario"), "run_id": summary.get("run_id")})
     storage = resolve_storage()
     row = result_row(summary)
-    if storage is None:
+    url = None
+    if not _shared(storage):
         row["published"] = False
         print("regionchaos note: the embedded S3 server ended with chaos_run (summary, report and "
-              "Data Docs were mirrored locally); set REGIONCHAOS_S3_ENDPOINT or the regionchaos_s3 "
-              "connection to list runs in Airflow", flush=True)
+              "Data Docs were mirrored locally); run scripts/ui.sh, or set the regionchaos_s3 connection "
+              "or REGIONCHAOS_S3_ENDPOINT, to list runs in Airflow", flush=True)
     else:
         store = ObjectStore.for_run(storage, row["run_id"])
         missing = [key for key in ("summary.json", "report/index.html") if not store.exists(key)]
@@ -190,15 +444,27 @@ def publish_report(summary: dict[str, Any]) -> dict[str, Any]:
             raise AirflowException(f"run {row['run_id']}: {', '.join(missing)} missing under {store.uri()}")
         row["published"] = True
         row["datadocs"] = store.exists("datadocs/index.html")
-        print(f"regionchaos report in Airflow: {row['report_view']}", flush=True)
+        url = report_url(row["run_id"])
+    outcome = _tell(summary, entry, url)
+    row["outcome"] = {"ok": outcome.ok, "headline": outcome.headline}
+    print(f"regionchaos outcome: {outcome.headline}", flush=True)
+    if url:
+        print(f"regionchaos report in Airflow: {url}", flush=True)
+    elif summary.get("local"):
+        print(f"regionchaos report (local copy): {Path(summary['local']) / 'report' / 'index.html'}", flush=True)
+    if fail_on_verdict and not outcome.ok:
+        raise AirflowFailException(f"run {row['run_id']} {outcome.headline}"
+                                   + (f"; report: {url}" if url else ""))
     return row
 
 
-def add_scenario_run(entry: Any) -> Any:
-    """Add one run's tasks to the current DAG or task group; returns publish_report's output."""
+def add_scenario_run(entry: Any, *, fail_on_verdict: bool = False) -> Any:
+    """Add one run's tasks to the current DAG or task group; returns publish_report's output.
+    ``fail_on_verdict``: publish_report fails when the run is not as expected (manual runs;
+    the nightly judges all its runs in its summary task instead)."""
     conn_id = spark_conn_id()
     if conn_id is None:
-        return publish_report(chaos_run(entry))
+        return publish_report(chaos_run(entry), entry, fail_on_verdict)
     summary = validate(entry)
     emulate_operator(conn_id, spark_args(entry)) >> summary
-    return publish_report(summary)
+    return publish_report(summary, entry, fail_on_verdict)
