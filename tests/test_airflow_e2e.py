@@ -106,7 +106,7 @@ def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look
     failed = re.search(r"^regionchaos failed invariants: (.+)$", out, re.M).group(1).split(", ")
     assert "notifications" in failed, out
     # the task's failure message, after the report was published
-    url = f"http://127.0.0.1:8091/regionchaos/runs/{run_id}/report/index.html"
+    url = f"http://127.0.0.1:8091/regionchaos/runs/{run_id}/report"  # the report page in the plugin
     assert f"regionchaos report in Airflow: {url}" in out
     assert (f"AirflowFailException: run {run_id} invalid: the checks caught mutant failed-region-commits; "
             f"failed invariants: {', '.join(failed)}; report: {url}") in out, out

@@ -689,7 +689,7 @@ def test_the_note_and_the_link_point_into_airflow():
     from regionchaos_airflow.operators import Outcome, note_text, report_url
 
     url = report_url("smoke-s1-manual-x", base_url="http://127.0.0.1:8091/")
-    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report/index.html"
+    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report"  # the report's own page
     assert report_url("../etc", base_url="http://h") is None
     outcome = Outcome(False, "invalid", "invalid: failed invariants: notifications")
     note = note_text(outcome, {"scenario": "smoke", "seed": 1, "mutant": None, "run_id": "smoke-s1-manual-x"}, url)

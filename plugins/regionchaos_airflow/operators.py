@@ -36,9 +36,7 @@ import json
 import logging
 import os
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -240,32 +238,12 @@ class TaskConsole:
         say(" ".join(parts).strip())
 
 
-@contextmanager
-def suite_progress(report: Callable[[str], None] = say) -> Iterator[None]:
-    """One line per GX suite as the validation goes (the suites run one after the other in
-    one GX checkpoint, which has no progress hook of its own: its ValidationDefinition.run is
-    wrapped for the duration, in this task's process only)."""
-    from great_expectations.core.validation_definition import ValidationDefinition
+def suite_progress(report: Callable[[str], None] = say):
+    """One line per GX suite as the validation goes, in this task's log (the CLI's own
+    `regionchaos.progress.suite_progress`, reporting through `say`)."""
+    from regionchaos.progress import suite_progress as lines_per_suite
 
-    from regionchaos.validate import load_suites
-
-    total = len(load_suites())
-    original = ValidationDefinition.run
-    done = [0]
-
-    def run(self, *args: Any, **kwargs: Any):
-        started = time.perf_counter()
-        result = original(self, *args, **kwargs)
-        done[0] += 1
-        report(f"suite {done[0]}/{total} {self.suite.name}: {'passed' if result.success else 'FAILED'} "
-               f"({time.perf_counter() - started:.1f} s)")
-        return result
-
-    ValidationDefinition.run = run
-    try:
-        yield
-    finally:
-        ValidationDefinition.run = original
+    return lines_per_suite(report)
 
 
 def verdict_lines(summary: dict[str, Any]) -> list[str]:
@@ -277,8 +255,9 @@ def verdict_lines(summary: dict[str, Any]) -> list[str]:
     ]
     if row["failed"]:
         lines.append(f"regionchaos failed invariants: {', '.join(row['failed'])}")
-    lines.append(f"regionchaos report: {row['report']}")
-    if summary.get("local"):
+    if row["report"]:  # None: no report was written (a crashed run)
+        lines.append(f"regionchaos report: {row['report']}")
+    if summary.get("local") and summary.get("report"):
         lines.append(f"regionchaos report (local copy): {Path(summary['local']) / 'report' / 'index.html'}")
     lines.append(f"regionchaos replay: {row['replay']}")
     return lines
