@@ -64,7 +64,8 @@ def judge(row: dict) -> dict:
     re-judged against the current findings registry)."""
     scenario = load(row["scenario"], seed=row.get("seed"))
     ok, why = meets_expectation(scenario, row["verdict"], row["failed_invariants"],
-                                row.get("unknown_invariants", []), failed_rules=row.get("failed_rules"))
+                                row.get("unknown_invariants", []), failed_rules=row.get("failed_rules"),
+                                explained=row.get("explained"))
     if row["verdict"] not in ("valid", "invalid"):
         ok, why = False, why or f"verdict {row['verdict']}"
     return {**row, "seed": scenario.seed, "expect": scenario.expect.verdict,

@@ -280,7 +280,8 @@ def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
 
     scenario = _scenario(scenario_name, seed)
     ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"],
-                                failed_rules=verdict.get("failed_rules"), must_show=False)
+                                failed_rules=verdict.get("failed_rules"), explained=verdict.get("explained"),
+                                must_show=False)
     return None if ok else why
 
 

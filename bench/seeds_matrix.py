@@ -77,6 +77,7 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     off = [(r, why) for r in runs
            for ok, why in [meets_expectation(load(name, overrides=overrides, seed=int(r["seed"])), r["verdict"],
                                              r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
+                                             explained=r.get("explained"),
                                              must_show=int(r["seed"]) == sc.seed)]
            if not ok]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
@@ -162,6 +163,7 @@ def main() -> int:
         def record(result: dict, name: str = name, started: float = started) -> None:
             if args.jsonl:
                 keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "failed_rules", "unknown")}
+                keep["explained"] = result.get("explained")
                 keep.update({k: result[k] for k in ("unknown_errors", "error") if result.get(k)})
                 keep.update(scenario=name, policy=args.policy, elapsed_s=round(time.perf_counter() - started, 1))
                 if args.mix:

@@ -164,4 +164,4 @@ def test_finding_fails_for_its_stated_reason(judged, scenario):
     # and through rules the findings declare, not merely their invariants
     shows = outcome(result["checks"])
     assert meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
-                             failed_rules=shows["failed_rules"]) == (True, "")
+                             failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
