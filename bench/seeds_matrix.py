@@ -1,6 +1,8 @@
 """Every catalogue scenario, 20 seeds each, on the correct protocol under one policy: a run may
-fail only the rules of recorded findings that apply to its settings
-(`regionchaos.findings`), and a finding's own scenario must show it on its own seed.
+fail only the rules of recorded findings that apply to its settings, each violation explained by
+such a finding's mechanism (`regionchaos.findings`, ``expectations/mechanisms/``; the per-seed
+record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
+its own seed.
 
     .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/seeds_matrix.md
     .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs --jsonl large.jsonl
