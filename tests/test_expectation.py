@@ -96,7 +96,7 @@ def test_outcome_names_each_failed_rule_under_its_invariant():
     checks = _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"], unknown=["liveness"])
     assert findings.outcome(checks) == {"failed": ["flip_bounds", "exactly_once_output"],
                                         "failed_rules": [CHAIN, "exactly_once_output.no_duplicate_commit"],
-                                        "explained": {CHAIN: {"F1,F4": 1}, "exactly_once_output.no_duplicate_commit": {"F2,F5": 1}},
+                                        "explained": {CHAIN: {"F1,F4,F7": 1}, "exactly_once_output.no_duplicate_commit": {"F2,F5": 1}},
                                         "unknown": ["liveness"]}
 
 
