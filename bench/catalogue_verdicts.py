@@ -53,7 +53,7 @@ def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
            "verdict": summary.get("verdict") or EXIT.get(proc.returncode, f"exit {proc.returncode}"),
            "failed_invariants": sorted(c["name"] for c in checks if c.get("success") is False),
            "unknown_invariants": sorted(c["name"] for c in checks if c.get("success") is None),
-           "failed_rules": sorted(outcome(checks)["failed_rules"]),
+           "failed_rules": sorted(outcome(checks)["failed_rules"]), "explained": outcome(checks)["explained"],
            "wall_s": round(wall, 1), "command": " ".join(["regionchaos", *cmd[3:]]),
            "stderr_tail": proc.stderr.strip().splitlines()[-3:] if proc.returncode not in (0, 1) else []}
     return judge(row)
@@ -64,7 +64,8 @@ def judge(row: dict) -> dict:
     re-judged against the current findings registry)."""
     scenario = load(row["scenario"], seed=row.get("seed"))
     ok, why = meets_expectation(scenario, row["verdict"], row["failed_invariants"],
-                                row.get("unknown_invariants", []), failed_rules=row.get("failed_rules"))
+                                row.get("unknown_invariants", []), failed_rules=row.get("failed_rules"),
+                                explained=row.get("explained"))
     if row["verdict"] not in ("valid", "invalid"):
         ok, why = False, why or f"verdict {row['verdict']}"
     return {**row, "seed": scenario.seed, "expect": scenario.expect.verdict,

@@ -247,7 +247,7 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
                 out[record["run_id"]] = {"verdict": "not judged", "failed": [], "failed_rules": [], "unknown": []}
                 continue
             res = fastswarm.seed_result(record, judged)
-            out[record["run_id"]] = {k: res[k] for k in ("verdict", "failed", "failed_rules", "unknown")}
+            out[record["run_id"]] = {k: res.get(k) for k in ("verdict", "failed", "failed_rules", "explained", "unknown")}
         shutil.rmtree(directory, ignore_errors=True)
         print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
@@ -280,7 +280,8 @@ def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
 
     scenario = _scenario(scenario_name, seed)
     ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"],
-                                failed_rules=verdict.get("failed_rules"), must_show=False)
+                                failed_rules=verdict.get("failed_rules"), explained=verdict.get("explained"),
+                                must_show=False)
     return None if ok else why
 
 

@@ -1,6 +1,8 @@
 """Every catalogue scenario, 20 seeds each, on the correct protocol under one policy: a run may
-fail only the rules of recorded findings that apply to its settings
-(`regionchaos.findings`), and a finding's own scenario must show it on its own seed.
+fail only the rules of recorded findings that apply to its settings, each violation explained by
+such a finding's mechanism (`regionchaos.findings`, ``expectations/mechanisms/``; the per-seed
+record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
+its own seed.
 
     .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/seeds_matrix.md
     .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs --jsonl large.jsonl
@@ -77,6 +79,7 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     off = [(r, why) for r in runs
            for ok, why in [meets_expectation(load(name, overrides=overrides, seed=int(r["seed"])), r["verdict"],
                                              r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
+                                             explained=r.get("explained"),
                                              must_show=int(r["seed"]) == sc.seed)]
            if not ok]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
@@ -162,6 +165,7 @@ def main() -> int:
         def record(result: dict, name: str = name, started: float = started) -> None:
             if args.jsonl:
                 keep = {k: result[k] for k in ("run_id", "seed", "verdict", "failed", "failed_rules", "unknown")}
+                keep["explained"] = result.get("explained")
                 keep.update({k: result[k] for k in ("unknown_errors", "error") if result.get(k)})
                 keep.update(scenario=name, policy=args.policy, elapsed_s=round(time.perf_counter() - started, 1))
                 if args.mix:

@@ -16,10 +16,20 @@ Data Docs show it.
 
 Every rule query returns the same columns, in the FLIP's terms:
 ``run_id, checkpoint_id, region, subtask, operator, split, detail``.
+
+Findings' mechanisms (``mechanisms/<finding>/<name>.sql``, `load_mechanisms`; the first line
+``-- explains: suite.rule, ...`` names the rules it explains, the next comment lines say how): a query
+returning the rule's violations a recorded finding's mechanism explains, as keys (``run_id,
+checkpoint_id, region, subtask, operator, split``; NULL in a key column matches any value). Each
+violating row is tagged with the findings whose mechanism explains it (``explained_by``, ids
+joined by commas, "" for none), and the metric counts, per run and rule, the rows of each tag
+(``explained``: tag -> rows). ``regionchaos.findings.meets_expectation`` excuses a violation
+only if a finding that applies to the run names its rule and explains the row.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar, Dict, Optional, Tuple, Union
 
 from great_expectations.core.metric_domain_types import MetricDomainTypes
@@ -36,41 +46,106 @@ SUITE_SQL: dict[str, str] = {}  # suite name -> the UNION ALL of its rules, tagg
 SUITE_RULES: dict[str, tuple[str, ...]] = {}  # suite name -> its rule names (the evaluability probe included)
 
 
+MECHANISMS_DIR = Path(__file__).resolve().parent / "mechanisms"
+KEYS = ("checkpoint_id", "region", "subtask", "operator", "split")  # besides run_id: NULL in a mechanism matches any
+
+
+def mechanism_files(directory: Path | None = None) -> list[tuple[str, tuple[str, ...], str, Path]]:
+    """[(finding, rules it explains as ``suite.rule``, sql, path)] from ``mechanisms/<finding>/*.sql``, whose
+    first line names the rules: ``-- explains: suite.rule, suite.rule``."""
+    out = []
+    for path in sorted((directory or MECHANISMS_DIR).glob("*/*.sql")):
+        sql = path.read_text()
+        head = sql.splitlines()[0] if sql else ""
+        if not head.startswith("-- explains:"):
+            raise ValueError(f"{path}: the first line must be '-- explains: suite.rule, ...'")
+        rules = tuple(r.strip() for r in head.removeprefix("-- explains:").split(",") if r.strip())
+        out.append((path.parent.name, rules, sql, path))
+    return out
+
+
+def load_mechanisms(directory: Path | None = None) -> dict[str, list[tuple[str, tuple[str, ...], str]]]:
+    """suite -> [(finding, the suite's rules the query explains, sql)]."""
+    out: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
+    for finding, rules, sql, _ in mechanism_files(directory):
+        by_suite: dict[str, list[str]] = {}
+        for r in rules:
+            suite, rule = r.split(".", 1)
+            by_suite.setdefault(suite, []).append(rule)
+        for suite, names in by_suite.items():
+            out.setdefault(suite, []).append((finding, tuple(names), sql))
+    return out
+
+
+def _strip(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip().rstrip(";")
+
+
+def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ...], str]]) -> str:
+    """The suite's rows, each tagged ``explained_by``: the findings whose mechanism query names it."""
+    if not mechanisms:
+        return f"SELECT v.*, '' AS explained_by FROM ({combined_sql}) v"
+    cols = ("CAST(run_id AS STRING) AS run_id, CAST(checkpoint_id AS BIGINT) AS checkpoint_id, CAST(region AS INT) AS region,"
+            " CAST(subtask AS INT) AS subtask, CAST(operator AS STRING) AS operator, CAST(split AS INT) AS split")
+    parts = [f"SELECT '{finding}' AS finding, explode(array({', '.join(repr(r) for r in rules)})) AS rule, {cols}"
+             f" FROM (\n{_strip(sql)}\n) m{i}" for i, (finding, rules, sql) in enumerate(mechanisms)]
+    match = " AND ".join(f"(m.{k} IS NULL OR m.{k} = v.{k})" for k in KEYS)
+    picked = ", ".join(f"first(v.{c}) AS {c}" for c in ("rule", "run_id", *KEYS, "detail"))
+    return (
+        f"WITH v AS (SELECT monotonically_increasing_id() AS vid, x.* FROM ({combined_sql}) x),\n"
+        f"m AS (\n{' UNION ALL '.join(parts)}\n)\n"
+        f"SELECT {picked}, concat_ws(',', array_sort(collect_set(m.finding))) AS explained_by\n"
+        f"FROM v LEFT JOIN m ON m.run_id = v.run_id AND m.rule = v.rule AND {match}\n"
+        "GROUP BY v.vid"
+    )
+
+
 def register_suite(name: str, combined_sql: str, rules: tuple[str, ...]) -> None:
-    SUITE_SQL[name] = combined_sql
+    SUITE_SQL[name] = with_mechanisms(combined_sql, load_mechanisms().get(name, []))
     SUITE_RULES[name] = tuple(rules)
 
 
 def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW) -> str:
     """One query: for EVERY run of the batch and every rule, the count of violating rows (0
-    included, so a run with no result row is a rule that did not answer) and the first examples."""
+    included, so a run with no result row is a rule that did not answer), the first examples, and
+    the count of rows per ``explained_by`` tag (one row of each tag carries it). ``combined_sql``
+    without an ``explained_by`` column (`with_mechanisms` not applied) counts every row as ""."""
     body = combined_sql.replace("{batch}", batch_view)
+    if "explained_by" not in body:
+        body = with_mechanisms(body, [])
     order = "checkpoint_id NULLS FIRST, region NULLS FIRST, subtask NULLS FIRST, operator, split NULLS FIRST, detail"
     names = ", ".join(f"('{r}')" for r in rules)
     ranked = (
         "SELECT v.*, count(*) OVER (PARTITION BY v.run_id, v.rule) AS violations,"
-        f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn"
+        f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn,"
+        " count(*) OVER (PARTITION BY v.run_id, v.rule, v.explained_by) AS n_by,"
+        f" row_number() OVER (PARTITION BY v.run_id, v.rule, v.explained_by ORDER BY {order}) AS rn_by"
         f" FROM ({body}) v"
     )
     return (
         "SELECT r.rule, b.run_id, coalesce(x.violations, 0) AS violations, x.checkpoint_id, x.region, x.subtask,"
-        " x.operator, x.split, x.detail"
+        " x.operator, x.split, x.detail, x.rn, x.explained_by, x.n_by, x.rn_by"
         f" FROM (SELECT DISTINCT run_id FROM {batch_view}) b CROSS JOIN (VALUES {names}) AS r(rule)"
-        f" LEFT JOIN (SELECT * FROM ({ranked}) WHERE rn <= {EXAMPLES_PER_RUN}) x"
+        f" LEFT JOIN (SELECT * FROM ({ranked}) WHERE rn <= {EXAMPLES_PER_RUN} OR rn_by = 1) x"
         " ON x.run_id = b.run_id AND x.rule = r.rule"
     )
 
 
 def collect_violations(spark, combined_sql: str, rules: tuple[str, ...],
                        batch_view: str = BATCH_VIEW) -> dict[str, dict[str, dict]]:
-    """rule -> run_id -> {"count": n, "examples": [row dicts]}, an entry for every rule and run."""
+    """rule -> run_id -> {"count": n, "examples": [row dicts], "explained": {tag: rows}}, an entry for
+    every rule and run (``explained``: see the module docstring; {} when nothing failed)."""
     out: dict[str, dict[str, dict]] = {}
     for row in spark.sql(violations_query(combined_sql, rules, batch_view)).collect():
         d = row.asDict()
         rule, run_id, n = d.pop("rule"), d["run_id"], int(d.pop("violations"))
-        entry = out.setdefault(rule, {}).setdefault(run_id, {"count": n, "examples": []})
+        rn, tag, n_by, rn_by = d.pop("rn"), d.pop("explained_by"), d.pop("n_by"), d.pop("rn_by")
+        entry = out.setdefault(rule, {}).setdefault(run_id, {"count": n, "examples": [], "explained": {}})
         if n:
-            entry["examples"].append(d)
+            if rn <= EXAMPLES_PER_RUN:
+                entry["examples"].append(d)
+            if rn_by == 1:
+                entry["explained"][tag or ""] = int(n_by)
     return out
 
 

@@ -457,7 +457,7 @@ def _summarize(scenario_ref: str, data: dict, mutant: str | None, sid: str, runs
         if mutant is None:
             scenario = from_dict(data, {**overrides, "seed": r["seed"]})
             if meets_expectation(scenario, r["verdict"], r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
-                                 must_show=False)[0]:
+                                 explained=r.get("explained"), must_show=False)[0]:
                 known.append(row)
                 continue
         failing.append(row)

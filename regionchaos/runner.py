@@ -465,7 +465,7 @@ def _expectation(scenario: Scenario, mutant: str | None, verdict: str, checks: l
         return {"findings": applying}
     shows = findings.outcome(checks)
     ok, why = findings.meets_expectation(scenario, verdict, shows["failed"], shows["unknown"],
-                                         failed_rules=shows["failed_rules"])
+                                         failed_rules=shows["failed_rules"], explained=shows["explained"])
     return {"findings": applying, "as_expected": {"ok": ok, "why": why}}
 
 

@@ -511,6 +511,11 @@ def _state_rows(t: dict, art: RunArtifacts, meta: dict, h: _Replayed, topo: dict
                 if split_op:
                     for i, el in enumerate(els):
                         split_rows.append((rid, cid, op, sub, region, el, pos + i, origin, ref, key, seg))
+                elif op == "offsets":  # union list state: the split each element is about (F2's evidence)
+                    for i, el in enumerate(els):
+                        split = _offset_split(op, el)
+                        if split is not None:
+                            split_rows.append((rid, cid, op, sub, region, split, pos + i, origin, ref, key, seg))
                 pos += len(els)
                 if key not in present or key not in art.state_files:
                     continue

@@ -262,7 +262,7 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
         return {**check, "success": None, "unexpected_count": None, "examples": [], "rules": {},
                 "error": error}
     rule_results = rule_results or {}
-    counts, examples, unknown = {}, [], []
+    counts, examples, unknown, explained = {}, [], [], {}
     for rule in (suite.evaluable, *suite.rules):
         verdict, got = _rule_for_run(rule_results.get(rule.name), run_id)
         if verdict is None:
@@ -275,13 +275,15 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
                         "error": f"cannot be evaluated: {reasons}"}
             continue
         counts[rule.name] = got["count"]
+        if got["count"]:  # per findings' mechanism: rows each explains (expectations/custom.py)
+            explained[rule.name] = dict(got.get("explained") or {})
         examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
                      for row in got["examples"]]
     if not suite.rules:  # only the evaluability probe: nothing was judged
         unknown.append("the suite has no rules")
     failed = [name for name, n in counts.items() if n]
     check.update(unexpected_count=sum(counts.values()), rules=counts, examples=examples[:EXAMPLES_IN_CHECK],
-                 failed_rules=failed)
+                 failed_rules=failed, explained=explained)
     if failed:
         check["success"] = False
         if unknown:

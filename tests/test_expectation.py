@@ -16,12 +16,18 @@ CHAIN = "flip_bounds.ref_chain_depth_within_bound"
 
 
 def _checks(failed=(), unknown=(), passed=("state_consistency",)):
-    """Checks as validation writes them; ``failed``: "invariant.rule" names."""
+    """Checks as validation writes them; ``failed``: "invariant.rule" names, each with one violating row
+    that the mechanism of every finding declaring the rule explains (``explained``; tests/test_allowances.py
+    covers rows a mechanism does not explain)."""
     by_invariant: dict[str, list[str]] = {}
     for name in failed:
         invariant, rule = name.split(".")
         by_invariant.setdefault(invariant, []).append(rule)
-    return ([{"name": n, "success": False, "failed_rules": rules} for n, rules in by_invariant.items()]
+
+    def tags(invariant, rules):
+        return {r: {",".join(sorted(f.id for f in findings.FINDINGS if f"{invariant}.{r}" in f.rules)): 1} for r in rules}
+    return ([{"name": n, "success": False, "failed_rules": rules, "explained": tags(n, rules)}
+             for n, rules in by_invariant.items()]
             + [{"name": n, "success": None} for n in unknown] + [{"name": n, "success": True} for n in passed])
 
 
@@ -82,13 +88,15 @@ def test_a_run_that_does_not_record_its_failed_rules_is_not_excused():
     assert not ok and "which of its rules" in why
     ok, why = findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[])
     assert not ok and "no failed rule" in why
-    assert findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN]) == (True, "")
+    assert findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN],
+                                      explained={CHAIN: {"F1": 1}}) == (True, "")
 
 
 def test_outcome_names_each_failed_rule_under_its_invariant():
     checks = _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"], unknown=["liveness"])
     assert findings.outcome(checks) == {"failed": ["flip_bounds", "exactly_once_output"],
                                         "failed_rules": [CHAIN, "exactly_once_output.no_duplicate_commit"],
+                                        "explained": {CHAIN: {"F1,F4,F7": 1}, "exactly_once_output.no_duplicate_commit": {"F2,F5": 1}},
                                         "unknown": ["liveness"]}
 
 

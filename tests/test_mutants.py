@@ -65,7 +65,9 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-rescale-fallback": {"reachable_global_state", "exactly_once_output"},
             "pr-forced-ratio-abort": {"decisions_follow_rules", "flip_bounds"},
             "pr-jobmanager-counter": {"decisions_follow_rules", "flip_bounds"},
-            "pr-forced-failure-fails-job": {"decisions_follow_rules"}}
+            "pr-forced-failure-fails-job": {"decisions_follow_rules"},
+            "pr-split-handed-back": {"exactly_once_output"},
+            "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed"}}
 
 
 def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> str:
@@ -164,4 +166,4 @@ def test_finding_fails_for_its_stated_reason(judged, scenario):
     # and through rules the findings declare, not merely their invariants
     shows = outcome(result["checks"])
     assert meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
-                             failed_rules=shows["failed_rules"]) == (True, "")
+                             failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")

@@ -35,5 +35,6 @@ def test_discovered_splits_survive_global_restores(s3_server, spark):
     assert [r["seed"] for r in runs] == [1, 2]
     for r in runs:  # the FLIP's tier 2 (the default) may show F1 (flip_bounds) here, nothing else
         sc = load("coordinator-fallback", overrides={"faults.swarm": True}, seed=r["seed"])
-        assert meets_expectation(sc, r["verdict"], r["failed"], r["unknown"], failed_rules=r["failed_rules"])[0], r
+        assert meets_expectation(sc, r["verdict"], r["failed"], r["unknown"], failed_rules=r["failed_rules"],
+                                 explained=r["explained"])[0], r
         assert not {"reachable_global_state", "exactly_once_output"} & set(r["failed"]), r

@@ -7,7 +7,7 @@ In:  two valid base runs emulated once into the embedded S3 server (`BASES`): th
      artifacts edited on storage (a ``_metadata`` object, a state object, a sink commit or
      transaction file, the history, ``scenario.json``): never the emulator or the tables.
 Out: both untampered bases pass every rule; each case's target rule is among the failed rules of
-     its suite (other rules may fail too). Every rule of every suite has a case (42 rules, see
+     its suite (other rules may fail too). Every rule of every suite has a case (44 rules, see
      `CASES`; `test_every_rule_has_a_tamper_case`), and expectations/README.md lists each rule's
      case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites.
      `TAMPERED` lists the rules covered here.
@@ -496,6 +496,42 @@ def decline_a_task_of_a_global(store):
     H.edit_history(store, fn)
 
 
+def commit_upon_a_later_notification(store):
+    """A sink commit file: a transaction committed upon checkpoint N's notification now says it was committed
+    upon the next completed checkpoint's: left open past N, which covered it."""
+    completed = sorted(e["checkpoint_id"] for e in H.read_history(store) if e["kind"] == "checkpoint_completed")
+    for key in H.commit_keys(store):
+        commits = json.loads(store.get(key))
+        for i, c in enumerate(commits):
+            later = [m for m in completed if m > c["notified_checkpoint_id"]]
+            if c["cause"] == "notify" and later:
+                H.tamper(store, key, H.edit_json(lambda txns, i=i, m=later[0]: txns[i].update(notified_checkpoint_id=m)))
+                return
+    raise AssertionError("no commit upon a checkpoint with a later completed one")
+
+
+def finish_on_a_referenced_entry(store):
+    """The history's copy of the metadata of the checkpoint a source task finished on: that task's source entry
+    now references the previous completed checkpoint (the task finishes on a fallback, not a fresh snapshot)."""
+    events = H.read_history(store)
+    fin = next(e for e in events if e["kind"] == "task_finished")
+    retained = set(H.retained_ids(store))
+    cid = fin["checkpoint_id"]
+    earlier = max(e["checkpoint_id"] for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] < cid)
+
+    def edit(doc):
+        en = next(en for en in doc["operatorSubtaskStates"]
+                  if en["operator"] == "source" and en["subtask"] == fin["subtask"])
+        en["refCheckpointId"] = earlier
+    if cid in retained:  # the _metadata on storage is what is judged
+        H.edit_metadata(store, cid, edit)
+    else:
+        def fn(events):
+            edit(next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == cid)["metadata"])
+            return events
+        H.edit_history(store, fn)
+
+
 # rule -> (suite, base run, edit of the copied run's raw artifacts)
 CASES = {
     # the smoke base
@@ -534,6 +570,7 @@ CASES = {
     "cleaner_keeps_referenced": ("storage_safety", BASE, name_an_object_the_cleaner_deleted),
     "metadata_names_existing_objects": ("storage_safety", BASE, drop_a_named_segment),
     "no_records_lost": ("inflight_data", BASE, lose_a_committed_range),
+    "commit_upon_notification": ("notifications", BASE, commit_upon_a_later_notification),
     # the unaligned, bounded, rescaled base
     "bounded_output_complete": ("exactly_once_output", UNALIGNED, lose_the_tail_of_a_split),
     "finished_on_global": ("final_checkpoint", UNALIGNED, finish_on_a_regional_notification),
@@ -544,6 +581,7 @@ CASES = {
     "union_state_agrees": ("reachable_global_state", UNALIGNED, restore_a_short_union_list),
     "elements_follow_mode": ("redistribution", UNALIGNED, restore_other_broadcast_state),
     "channel_state_by_identity": ("redistribution", UNALIGNED, restore_a_longer_channel),
+    "finished_on_fresh_entry": ("final_checkpoint", UNALIGNED, finish_on_a_referenced_entry),
 }
 TAMPERED = sorted(CASES)
 # more cases for rules with an allowance a single case does not reach: case id -> (rule, suite, base, edit)
@@ -617,3 +655,30 @@ def test_more_tampering_fails_the_rule(judged, case):
     result = judged[f"{base}-{case}"]
     assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
                                                    for c in result["checks"] if c["success"] is not True]
+
+
+# -- allowances by mechanism (regionchaos/findings.py, expectations/mechanisms/) ---------------------------------
+
+
+CHAIN, STREAK = "flip_bounds.ref_chain_depth_within_bound", "flip_bounds.consecutive_regional_within_bound"
+
+
+@pytest.mark.parametrize("rule", [CHAIN, STREAK])
+def test_a_bounds_violation_without_a_tier2_reset_is_not_excused_as_f1(judged, rule):
+    """On smoke (a default catalogue scenario, the FLIP's tier 2: F1 applies), a ref chain made too deep in the
+    _metadata objects, or a streak past a lowered bound, with no forced checkpoint that failed and reset the
+    counter there: F1's allowance covers the rule, yet its mechanism does not explain the rows, so the run is
+    not as expected. Before allowances by mechanism the rule-level allowance excused both."""
+    from regionchaos import findings
+
+    result = judged[_case_id(rule.split(".", 1)[1])]
+    shows = findings.outcome(result["checks"])
+    sc = load(*BASES[BASE][:1], seed=BASES[BASE][1])
+    assert rule in findings.allowed_rules(sc) and "F1" in {f.id for f in findings.applicable(sc)}
+    assert rule in shows["failed_rules"]
+    tags = shows["explained"][rule]
+    assert tags.get("", 0) > 0 and not any("F1" in t for t in tags), tags
+    why = findings.unexplained(sc, rule, shows["explained"])
+    assert why and "does not explain" in why
+    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+                                      failed_rules=shows["failed_rules"], explained=shows["explained"])[0] is False

@@ -199,6 +199,7 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
         "verdict": summary.get("verdict", "unknown"),
         "failed": failed_invariants(summary),
         "failed_rules": outcome(summary.get("checks", []))["failed_rules"],
+        "explained": outcome(summary.get("checks", []))["explained"],
         "checks": {c.get("name", "?"): c.get("success") for c in summary.get("checks", [])},
         "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
@@ -228,7 +229,7 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
             continue
         scenario = from_dict(entry["scenario"]) if entry.get("scenario") else load(name)
         ok, why = meets_expectation(scenario, row.get("verdict"), row.get("failed") or [], row.get("unknown") or [],
-                                    failed_rules=row.get("failed_rules"))
+                                    failed_rules=row.get("failed_rules"), explained=row.get("explained"))
         if not ok:
             problems.append(f"{name}: {row.get('verdict')}, {why}; replay: {row.get('replay')}")
     return problems
