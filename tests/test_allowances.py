@@ -107,13 +107,17 @@ def test_no_record_of_the_mechanism_is_not_excused():
 
 
 def test_an_unchecked_rule_is_excused_whole():
-    """F8's rule is its own mechanism (Finding.unchecked): no row tags needed."""
-    sc = load("pr-silent-task-expires")
-    rule = "decisions_follow_rules.silent_task_fails_its_region"
-    f8 = next(f for f in findings.FINDINGS if f.id == "F8")
-    assert rule in f8.unchecked and f8 in findings.applicable(sc)
+    """F9's rule is its own mechanism (Finding.unchecked): no row tags needed."""
+    sc = load("pr-forced-failure-fails-job")
+    rule = "decisions_follow_rules.forced_failure_is_not_a_job_failure"
+    f9 = next(f for f in findings.FINDINGS if f.id == "F9")
+    assert rule in f9.unchecked and f9 in findings.applicable(sc)
     assert findings.meets_expectation(sc, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule],
                                       explained=None) == (True, "")
+    # under the FLIP's semantics F9 does not apply: the same failure is not excused
+    flip = load("pr-forced-failure-fails-job", overrides={"execution.checkpointing.region.semantics": "flip"})
+    assert findings.meets_expectation(flip, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule],
+                                      explained=None)[0] is False
 
 
 @pytest.mark.parametrize("tags", [{"F1": 2}, {"": 2}])
