@@ -492,6 +492,7 @@ def test_unpausing_the_nightly_starts_no_run_before_its_schedule(tmp_path):
 
 
 BOUND = "flip_bounds.consecutive_regional_within_bound"
+BY_F1 = {"explained": {BOUND: {"F1": 1}}}  # every violating row of the rule tagged with F1's mechanism
 
 
 def test_nightly_judgement_fails_on_unexpected_verdicts():
@@ -501,7 +502,7 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
         {"scenario_name": "jm-failover", "run_id": "c", "expect": "valid"},
     ]
     good = [{"run_id": "a", "verdict": "valid", "failed": []},
-            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND]},
+            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND], **BY_F1},
             {"run_id": "c", "verdict": "valid", "failed": []}]
     assert judge_nightly(plan, good) == []
     regression = [good[0], good[1], {"run_id": "c", "verdict": "invalid", "failed": ["exactly_once"]}]
@@ -513,10 +514,15 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
     assert "no result" in judge_nightly(plan, good[:2])[0]
     # F1 (the FLIP's tier 2) is declared for every scenario with regional checkpoints: flip_bounds
     # alone is accepted there, anything more is not
-    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND]}, good[1], good[2]]
+    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND], **BY_F1},
+             good[1], good[2]]
     assert judge_nightly(plan, tier2) == []
+    # the same rule failed, but no row of it shows F1's mechanism: not excused
+    not_f1 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND],
+               "explained": {BOUND: {"": 1}}}, good[1], good[2]]
+    assert [p.split(":")[0] for p in judge_nightly(plan, not_f1)] == ["smoke"]
     more = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds", "notifications"],
-             "failed_rules": [BOUND, "notifications.commits_only_on_completion"]}, good[1], good[2]]
+             "failed_rules": [BOUND, "notifications.commits_only_on_completion"], **BY_F1}, good[1], good[2]]
     assert [p.split(":")[0] for p in judge_nightly(plan, more)] == ["smoke"]
     # a row that does not say which rules failed cannot be put down to a finding
     unattributed = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"]}, good[1], good[2]]
@@ -527,7 +533,8 @@ def test_nightly_judgement_fails_on_unexpected_verdicts():
 
 def test_a_result_row_names_the_failed_rules_the_nightly_judges_by():
     summary = {"run_id": "nightly-x-smoke", "scenario": "smoke", "verdict": "invalid", "checks": [
-        {"name": "flip_bounds", "success": False, "failed_rules": ["ref_chain_depth_within_bound"]},
+        {"name": "flip_bounds", "success": False, "failed_rules": ["ref_chain_depth_within_bound"],
+         "explained": {"ref_chain_depth_within_bound": {"F1": 3}}},
         {"name": "liveness", "success": True, "failed_rules": []}]}
     row = result_row(summary)
     assert row["failed_rules"] == ["flip_bounds.ref_chain_depth_within_bound"]
@@ -652,8 +659,13 @@ def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
 def _checks(failed: dict[str, list[str]], unknown: tuple[str, ...] = ()) -> list[dict]:
     from regionchaos.validate import load_suites
 
+    from regionchaos import findings
+
+    def tags(suite, rules):  # one violating row per rule, explained by every finding that declares it
+        return {r: {",".join(sorted(f.id for f in findings.FINDINGS if f"{suite}.{r}" in f.rules)): 1} for r in rules}
     return [{"name": s.name, "success": None if s.name in unknown else s.name not in failed,
-             "failed_rules": failed.get(s.name, [])} for s in load_suites()]
+             "failed_rules": failed.get(s.name, []), "explained": tags(s.name, failed.get(s.name, []))}
+            for s in load_suites()]
 
 
 def test_a_run_fails_its_dag_run_only_when_it_is_not_as_its_scenario_expects():

@@ -28,7 +28,10 @@ import tests.airflow_env  # noqa: F401  (sets up Airflow before it is imported)
 from fastapi.testclient import TestClient  # noqa: E402
 
 from regionchaos_airflow import app as plugin  # noqa: E402
+
 from regionchaos_airflow import datadocs  # noqa: E402
+
+from .plugin_auth import simple_auth  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = Path(__file__).resolve().parent / "data" / "datadocs-tiny"
@@ -121,19 +124,10 @@ def metadata_db():
 @pytest.fixture
 def auth(metadata_db, monkeypatch, tmp_path):
     """Airflow auth on (SimpleAuthManager, a viewer); returns a JWT for the viewer."""
-    from airflow.api_fastapi import app as airflow_app
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
-    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER",
-                       "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(tmp_path / "passwords.json"))
-    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "regionchaos-test-" + "0123456789abcdef" * 4)
-    airflow_app.purge_cached_app()
-    manager = airflow_app.init_auth_manager()
-    yield manager.generate_jwt(SimpleAuthManagerUser(username="viewer", role="viewer"))
-    airflow_app.purge_cached_app()
+    with simple_auth(monkeypatch, tmp_path, "viewer:viewer") as manager:
+        yield manager.generate_jwt(SimpleAuthManagerUser(username="viewer", role="viewer"))
 
 
 def csp(response) -> dict[str, list[str]]:

@@ -67,7 +67,7 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-jobmanager-counter": {"decisions_follow_rules", "flip_bounds"},
             "pr-forced-failure-fails-job": {"decisions_follow_rules"},
             "pr-split-handed-back": {"exactly_once_output"},
-            "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed"}}
+            "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed", "notifications"}}
 
 
 def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> str:

@@ -26,6 +26,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from regionchaos_airflow import app as plugin  # noqa: E402
 
+from .plugin_auth import simple_auth  # noqa: E402
+
 PREFIX = f"plugin-test-{uuid.uuid4().hex[:8]}"
 SECRET = b"top secret: outside the runs prefix"
 
@@ -81,19 +83,10 @@ def metadata_db():
 @pytest.fixture
 def auth(metadata_db, monkeypatch, tmp_path):
     """Airflow auth on: SimpleAuthManager with an admin and a viewer; returns token(role)."""
-    from airflow.api_fastapi import app as airflow_app
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
-    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER",
-                       "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "admin:admin,viewer:viewer")
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE", str(tmp_path / "passwords.json"))
-    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "regionchaos-test-" + "0123456789abcdef" * 4)
-    airflow_app.purge_cached_app()
-    manager = airflow_app.init_auth_manager()
-    yield lambda role: manager.generate_jwt(SimpleAuthManagerUser(username=role, role=role))
-    airflow_app.purge_cached_app()
+    with simple_auth(monkeypatch, tmp_path, "admin:admin,viewer:viewer") as manager:
+        yield lambda role: manager.generate_jwt(SimpleAuthManagerUser(username=role, role=role))
 
 
 @pytest.fixture

@@ -96,7 +96,8 @@ def run_outcome(summary: dict[str, Any], scenario: Any = None) -> Outcome:
                                        f"{', '.join(failed) or 'none recorded'}", failed)
     if verdict == "invalid" and scenario is not None:
         ok, why = findings.meets_expectation(scenario, verdict, failed, shows["unknown"],
-                                             failed_rules=shows["failed_rules"], must_show=False)
+                                             failed_rules=shows["failed_rules"], explained=shows["explained"],
+                                             must_show=False)
         if ok:
             shown = [f for f in findings.applicable(scenario)
                      if set(f.rules_for(scenario)) & set(shows["failed_rules"])]
