@@ -15,6 +15,7 @@ Out: pass/fail, and a screenshot per step under artifacts/screenshots/ (kept as 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import time
@@ -150,7 +151,9 @@ def test_trigger_from_the_form_and_find_the_run_with_its_verdict_in_the_plugin_v
     row.wait_for()
     page.screenshot(path=SHOTS / "06-plugin-view.png")
     cells = row.locator("td").all_inner_texts()
-    assert cells[1:5] == [SCENARIO, str(SEED), "none", "valid"], cells
+    # run id, started, duration, then scenario, seed, mutant, verdict
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[1]) and re.search(r"\d+ s$", cells[2]), cells
+    assert cells[3:7] == [SCENARIO, str(SEED), "none", "valid"], cells
 
     plugin_run_id = run_key(SCENARIO, f"s{SEED}", run_id)
     status, docs = airflow.call("GET", f"/regionchaos/runs/{plugin_run_id}/datadocs/index.html")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 
 import pytest
 
@@ -43,9 +44,21 @@ def _bucket(config) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def two_at_once(s3_server, spark, tmp_path_factory):
+def own_bucket(s3_server):
+    """A bucket of this module's own on the shared server: the other test files (on the other
+    xdist worker) write into the shared bucket while these runs go, and the whole-bucket listing
+    before and after must see only what these runs did."""
+    config = s3_server.config.model_copy(update={"bucket": f"concurrency-{uuid.uuid4().hex[:8]}"})
+    client = config.client()
+    client.create_bucket(Bucket=config.bucket)
+    client.close()
+    return config
+
+
+@pytest.fixture(scope="module")
+def two_at_once(own_bucket, spark, tmp_path_factory):
     """Two runs of one run id started together; their outcomes and the bucket before and after."""
-    config = s3_server.config
+    config = own_bucket
     client = config.client()
     for key, body in NEIGHBOURS.items():
         client.put_object(Bucket=config.bucket, Key=key, Body=body)
@@ -82,9 +95,9 @@ def test_one_run_holds_the_run_id_the_other_is_refused(two_at_once):
 
 
 @pytest.mark.spark
-def test_the_stored_artifacts_are_the_one_run_s(two_at_once, s3_server):
+def test_the_stored_artifacts_are_the_one_run_s(two_at_once, own_bucket):
     summary = next(o for o in two_at_once["outcomes"] if isinstance(o, dict))
-    store = ObjectStore.for_run(s3_server.config, RUN_ID)
+    store = ObjectStore.for_run(own_bucket, RUN_ID)
     stored = json.loads(store.get("summary.json"))
     assert stored["verdict"] == "valid" and stored["stats"] == json.loads(json.dumps(summary["stats"], default=str))
     results = store.list_keys("validation/")
@@ -103,19 +116,19 @@ def test_nothing_outside_the_run_prefix_is_written_or_deleted(two_at_once):
     assert any(k.startswith(prefix) for k in two_at_once["after"])  # the run did write, under its prefix
 
 
-def test_a_re_run_of_the_run_id_after_the_first_finished_is_idempotent(two_at_once, s3_server):
+def test_a_re_run_of_the_run_id_after_the_first_finished_is_idempotent(two_at_once, own_bucket):
     """The first run released the run id: a re-run takes it, clears the prefix and writes the same
     emulation artifacts byte for byte (emulated in this process: the data plane's Spark path is
     the first run's)."""
     first = two_at_once["after"]
     prefix = f"runs/{RUN_ID}/"
-    store = ObjectStore.for_run(s3_server.config, RUN_ID)
+    store = ObjectStore.for_run(own_bucket, RUN_ID)
     scenario = load("smoke", seed=3)
     with RunLease(store, RUN_ID):
         runner.prepare_run(store, scenario, run_id=RUN_ID, mutant=None,
                            replay=runner.replay_line("smoke", 3, None, None))
         runner.emulate(scenario, store=store, spark=None)
-        now = _bucket(s3_server.config)
+        now = _bucket(own_bucket)
     emulation = tuple(prefix + p for p in EMULATION)
     reproduced = {k: v for k, v in now.items() if k.startswith(emulation)}
     assert reproduced == {k: v for k, v in first.items() if k.startswith(emulation)}
