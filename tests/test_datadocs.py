@@ -31,7 +31,7 @@ from regionchaos_airflow import app as plugin  # noqa: E402
 
 from regionchaos_airflow import datadocs  # noqa: E402
 
-from .plugin_auth import simple_auth  # noqa: E402
+from .plugin_setup import plugin_storage, simple_auth  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = Path(__file__).resolve().parent / "data" / "datadocs-tiny"
@@ -106,12 +106,8 @@ def stored_docs(s3_server):
 
 @pytest.fixture
 def configured(stored_docs, monkeypatch):
-    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", stored_docs.endpoint_url)
-    monkeypatch.setenv("REGIONCHAOS_BUCKET", stored_docs.bucket)
-    monkeypatch.setenv("REGIONCHAOS_PREFIX", PREFIX)
-    plugin._storage_cache.clear()
-    yield stored_docs
-    plugin._storage_cache.clear()
+    with plugin_storage(monkeypatch, stored_docs, PREFIX) as config:
+        yield config
 
 
 @pytest.fixture(scope="module")

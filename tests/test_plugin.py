@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from regionchaos_airflow import app as plugin  # noqa: E402
 
-from .plugin_auth import simple_auth  # noqa: E402
+from .plugin_setup import plugin_storage, simple_auth  # noqa: E402
 
 PREFIX = f"plugin-test-{uuid.uuid4().hex[:8]}"
 SECRET = b"top secret: outside the runs prefix"
@@ -64,12 +64,8 @@ def storage(s3_server):
 
 @pytest.fixture
 def configured(storage, monkeypatch):
-    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", storage.endpoint_url)
-    monkeypatch.setenv("REGIONCHAOS_BUCKET", storage.bucket)
-    monkeypatch.setenv("REGIONCHAOS_PREFIX", PREFIX)
-    plugin._storage_cache.clear()
-    yield storage
-    plugin._storage_cache.clear()
+    with plugin_storage(monkeypatch, storage, PREFIX) as config:
+        yield config
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
-"""Airflow's auth switched on for the plugin's tests: SimpleAuthManager with the given users, a
-fixed JWT secret, Airflow's cached app purged before and after (tests/test_plugin.py,
-tests/test_datadocs.py)."""
+"""What the plugin's tests (tests/test_plugin.py, tests/test_datadocs.py) set up alike: the plugin
+pointed at a bucket and prefix of the shared S3 server (its storage cache cleared before and
+after), and Airflow's auth switched on (SimpleAuthManager with the given users, a fixed JWT
+secret, Airflow's cached app purged before and after)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,18 @@ def simple_auth(monkeypatch, tmp_path, users: str) -> Iterator[object]:
         yield airflow_app.init_auth_manager()
     finally:
         airflow_app.purge_cached_app()
+
+
+@contextmanager
+def plugin_storage(monkeypatch, config, prefix: str) -> Iterator[object]:
+    """The plugin reads runs from ``config``'s endpoint and bucket under ``prefix``; yields ``config``."""
+    from regionchaos_airflow import app as plugin
+
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", config.endpoint_url)
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", config.bucket)
+    monkeypatch.setenv("REGIONCHAOS_PREFIX", prefix)
+    plugin._storage_cache.clear()
+    try:
+        yield config
+    finally:
+        plugin._storage_cache.clear()
