@@ -61,6 +61,7 @@ EVALUABLE = "_evaluable"
 RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
 UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
 SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/validate_cost.md)
+SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
 
 
 def expectations_dir() -> Path:
@@ -235,6 +236,12 @@ def tuned_session(spark, total_rows: int):
                 spark.conf.set(key, value)
 
 
+def suite_workers(total_rows: int) -> int:
+    """How many suites' Spark jobs a GX pass runs at once: `SUITE_WORKERS` below `SMALL_TABLES_ROWS`
+    rows (each job is latency, not data), one above (memory, and each job keeps the cores busy)."""
+    return SUITE_WORKERS if total_rows < SMALL_TABLES_ROWS else 1
+
+
 def table_rows(frames: dict) -> int:
     return sum(len(f) for f in frames.values())
 
@@ -400,11 +407,13 @@ class GXValidator:
             name="invariants", validation_definitions=self.definitions, result_format="COMPLETE"))
         self.build_seconds = round(time.perf_counter() - started, 3)
 
-    def validate(self, run_df) -> tuple[dict[str, dict], dict[str, str], Any]:
-        """Run every suite on the batch ``run_df`` (views must be registered).
+    def validate(self, run_df, *, workers: int = 1) -> tuple[dict[str, dict], dict[str, str], Any]:
+        """Run every suite on the batch ``run_df`` (views must be registered), the suites' Spark jobs
+        ``workers`` at a time (``expectations/custom.py``: `SuitePass`).
 
         Returns (suite -> rule -> {"success", "by_run"}, suite -> error, checkpoint result)."""
-        result = self.checkpoint.run(batch_parameters={"dataframe": run_df})
+        with self.custom.suite_pass(workers):
+            result = self.checkpoint.run(batch_parameters={"dataframe": run_df})
         rules, errors = rule_results_from_gx(result)
         return rules, errors, result
 
@@ -452,7 +461,7 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
     started = time.perf_counter()
     try:
         with tuned_session(spark, total_rows):
-            rules, errors, result = validator.validate(tables["run"])
+            rules, errors, result = validator.validate(tables["run"], workers=suite_workers(total_rows))
     except Exception as exc:  # the whole validation failed: every check unknown
         rules, errors, result = {}, {s.name: f"{type(exc).__name__}: {exc}" for s in validator.suites}, None
     timings["gx_validate"] = round(time.perf_counter() - started, 3)
