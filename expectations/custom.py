@@ -29,6 +29,7 @@ only if a finding that applies to the run names its rule and explains the row.
 
 from __future__ import annotations
 
+import html
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -40,6 +41,8 @@ from great_expectations.execution_engine import ExecutionEngine, SparkDFExecutio
 from great_expectations.expectations.core.unexpected_rows_expectation import UnexpectedRowsExpectation
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.query_metric_provider import QueryMetricProvider
+from great_expectations.render import LegacyDiagnosticRendererType, RenderedStringTemplateContent, RenderedTableContent
+from great_expectations.render.renderer.renderer import renderer
 
 EXAMPLES_PER_RUN = 5
 BATCH_VIEW = "rc_batch"  # the {batch} placeholder of the rule SQL (the run table)
@@ -248,6 +251,11 @@ class ExpectRuleHolds(UnexpectedRowsExpectation):
     ``unexpected_rows_query`` is the rule's own SQL (``{batch}`` = the run table, other
     tables as ``rc_<table>`` views); the rows are computed for the whole suite at once
     by the ``regionchaos.suite_violations`` metric.
+
+    Data Docs: GX's validation page draws a failed expectation's rows only from the
+    column-map keys (``partial_unexpected_list``, ...), which a query expectation has not; its
+    unexpected-table renderer is replaced here by one drawing ``details.unexpected_rows``
+    (`unexpected_rows_table`) under a line saying how many rows violate the rule, per run.
     """
 
     suite: str
@@ -275,3 +283,49 @@ class ExpectRuleHolds(UnexpectedRowsExpectation):
                 },
             },
         }
+
+    @classmethod
+    @renderer(renderer_type=LegacyDiagnosticRendererType.UNEXPECTED_TABLE)
+    def _diagnostic_unexpected_table_renderer(
+        cls,
+        configuration: Optional[Any] = None,
+        result: Optional[Any] = None,
+        runtime_configuration: Optional[dict] = None,
+    ) -> Optional[list]:
+        """The failed rule's violating rows on the validation page: a count line, then the rows."""
+        return unexpected_rows_table((result.result or {}) if result is not None else {})
+
+
+def unexpected_rows_table(result: dict) -> Optional[list]:
+    """GX render blocks of a rule's result (``observed_value``, ``details.unexpected_rows`` /
+    ``by_run``): a line with the number of violating rows (per run when several) and how many
+    are shown, then a table of them, one column per `COLUMNS` entry that has a value (``run_id``
+    only when the rows are of several runs; values HTML-escaped: GX's page view puts table cells
+    in the page as they are). None when no row violates the rule."""
+    details = result.get("details") or {}
+    rows = details.get("unexpected_rows") or []
+    total = result.get("observed_value")
+    if not rows:
+        return None
+    by_run = {run: v.get("count", 0) for run, v in (details.get("by_run") or {}).items() if v.get("count")}
+    columns = [c for c in COLUMNS if any(row.get(c) is not None for row in rows)]
+    if len(by_run) <= 1 and len({row.get("run_id") for row in rows}) <= 1 and "run_id" in columns:
+        columns.remove("run_id")
+    counts = "" if len(by_run) <= 1 else " (" + ", ".join(f"{run}: {n}" for run, n in sorted(by_run.items())) + ")"
+    statement = RenderedStringTemplateContent(
+        content_block_type="string_template",
+        string_template={
+            "template": "$total violating rows$counts" + (":" if len(rows) >= (total or 0) else "; the first $shown:"),
+            "params": {"total": str(total if total is not None else len(rows)), "counts": counts,
+                       "shown": str(len(rows))},
+            "tag": "strong",
+            "styling": {"classes": ["text-danger"]},
+        },
+    )
+    table = RenderedTableContent(
+        content_block_type="table",
+        table=[["null" if row.get(c) is None else html.escape(str(row.get(c))) for c in columns] for row in rows],
+        header_row=list(columns),
+        styling={"body": {"classes": ["table-bordered", "table-sm", "mt-3"]}},
+    )
+    return [statement, table]

@@ -28,9 +28,11 @@ table sets concurrently in one session.
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -393,27 +395,36 @@ class GXValidator:
         batch = asset.add_batch_definition_whole_dataframe("runs")
         self.definitions = []
         for suite in self.suites:
+            views = sorted({view for rule in (suite.evaluable, *suite.rules) for view in _VIEW_RE.findall(rule.sql)})
             gx_suite = context.suites.add(gx.ExpectationSuite(name=suite.name, meta={
                 "invariant": suite.invariant, "title": suite.title, "claim": suite.claim,
-                "broken_by_mutants": list(suite.mutants), "broken_by_findings": list(suite.findings)}))
+                "broken_by_mutants": list(suite.mutants), "broken_by_findings": list(suite.findings),
+                "batch": "run", "views": views}, notes=_tables_note(views)))
             for rule in (suite.evaluable, *suite.rules):
                 gx_suite.add_expectation(self.custom.ExpectRuleHolds(
                     suite=suite.name, rule=rule.name, unexpected_rows_query=_strip_comments(rule.sql),
                     description=(f"Evaluable: {rule.description}" if rule.name == EVALUABLE else rule.description),
-                    meta={"rule": rule.name, "invariant": suite.invariant}))
+                    meta={"rule": rule.name, "invariant": suite.invariant,
+                          "views": sorted(set(_VIEW_RE.findall(rule.sql)))}))
             self.definitions.append(context.validation_definitions.add(
                 gx.ValidationDefinition(name=suite.name, data=batch, suite=gx_suite)))
         self.checkpoint = context.checkpoints.add(gx.Checkpoint(
             name="invariants", validation_definitions=self.definitions, result_format="COMPLETE"))
         self.build_seconds = round(time.perf_counter() - started, 3)
 
-    def validate(self, run_df, *, workers: int = 1) -> tuple[dict[str, dict], dict[str, str], Any]:
+    def validate(self, run_df, *, workers: int = 1, run_name: str | None = None
+                 ) -> tuple[dict[str, dict], dict[str, str], Any]:
         """Run every suite on the batch ``run_df`` (views must be registered), the suites' Spark jobs
-        ``workers`` at a time (``expectations/custom.py``: `SuitePass`).
+        ``workers`` at a time (``expectations/custom.py``: `SuitePass`). ``run_name``: GX's run name
+        (Data Docs' "Run Name" and the folder of the validation pages), our run id.
 
         Returns (suite -> rule -> {"success", "by_run"}, suite -> error, checkpoint result)."""
+        from great_expectations.core.run_identifier import RunIdentifier
+
+        run_id = RunIdentifier(run_name=run_name, run_time=datetime.datetime.now(datetime.timezone.utc))
         with self.custom.suite_pass(workers):
-            result = self.checkpoint.run(batch_parameters={"dataframe": run_df})
+            result = self.checkpoint.run(batch_parameters={"dataframe": run_df}, run_id=run_id)
+        name_data_assets(result)
         rules, errors = rule_results_from_gx(result)
         return rules, errors, result
 
@@ -432,8 +443,36 @@ class GXValidator:
         for key in store.list_keys():  # the site shows this validation, not earlier ones of the process
             if key not in ids:
                 store.remove_key(key)
+        for key, vr in result.run_results.items():  # as `name_data_assets` left them (GX stored them before)
+            store.set(key, vr)
         self.context.build_data_docs(site_names=[self.SITE])
         return target / "index.html"
+
+
+_VIEW_RE = re.compile(r"\b(rc_[a-z_]+)\b")
+
+
+def _tables_note(views: list[str]) -> str:
+    """The suite's note on its Data Docs page: which tables its rules read."""
+    read = ", ".join(f"`{v}`" for v in views) or "no other table"
+    return (f"Batch: the data asset `run`, the `run` table (one row per run judged; `{{batch}}` in the rules). "
+            f"The rules also read the run's tables as Spark views `rc_<table>`: {read}.")
+
+
+def name_data_assets(result) -> None:
+    """Name each validation's data asset where Data Docs look for it (``meta.batch_spec.data_asset_name``):
+    GX 1.24's Spark dataframe asset puts its name only in ``active_batch_definition``, so the page
+    said "Data asset: None". In place, on the checkpoint result's validation results."""
+    for vr in result.run_results.values():
+        asset = (vr.meta.get("active_batch_definition") or {}).get("data_asset_name")
+        spec = vr.meta.get("batch_spec") or {}
+        if asset and not spec.get("data_asset_name"):
+            vr.meta["batch_spec"] = {**spec, "data_asset_name": asset}
+
+
+def gx_run_name(run_ids: list[str]) -> str:
+    """GX's run name for a pass over ``run_ids``: the run id, or "N runs" (a swarm's pass)."""
+    return run_ids[0] if len(run_ids) == 1 else f"{len(run_ids)} runs"
 
 
 def _raised(info) -> str | None:
@@ -450,8 +489,10 @@ def _raised(info) -> str | None:
     return None
 
 
-def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None = None, total_rows: int = 0):
-    """All suites through GX; per run the list of checks. Returns (run -> checks, timings, result)."""
+def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None = None, total_rows: int = 0,
+              run_name: str | None = None):
+    """All suites through GX; per run the list of checks. Returns (run -> checks, timings, result).
+    ``run_name``: GX's run name (default `gx_run_name`: the run id, or how many runs)."""
     timings = {}
     started = time.perf_counter()
     validator = GXValidator.get()
@@ -461,7 +502,8 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
     started = time.perf_counter()
     try:
         with tuned_session(spark, total_rows):
-            rules, errors, result = validator.validate(tables["run"], workers=suite_workers(total_rows))
+            rules, errors, result = validator.validate(tables["run"], workers=suite_workers(total_rows),
+                                                       run_name=run_name or gx_run_name(run_ids))
     except Exception as exc:  # the whole validation failed: every check unknown
         rules, errors, result = {}, {s.name: f"{type(exc).__name__}: {exc}" for s in validator.suites}, None
     timings["gx_validate"] = round(time.perf_counter() - started, 3)

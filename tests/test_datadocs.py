@@ -8,7 +8,9 @@ In:  tests/data/datadocs-tiny/: the Data Docs GX 1.24 builds for one failing val
 Out: pass/fail, and ``artifacts/screenshots/datadocs-index.png`` and ``datadocs-validation.png``
      from headless Chromium: the index's validation table filled by its scripts and the failing
      validation page with its unexpected values, inside a frame as Airflow's UI frames the
-     plugin, with every request the page made going to 127.0.0.1.
+     plugin, with every request the page made going to 127.0.0.1; and the page GX's own renderer
+     and view make of a failed ``ExpectRuleHolds`` result (no Spark): the run id as GX's run name,
+     the data asset ``run``, the rule's violating rows (checkpoint, region, ..., detail) under a count.
 """
 
 from __future__ import annotations
@@ -88,6 +90,77 @@ def test_a_capability_is_for_one_run_and_expires():
     expires, mac = token.split(".")
     assert not datadocs.check(f"{int(expires) + 3600}.{mac}", "run-a", now=1059.0)  # a longer life is not signed
     assert not datadocs.check("", "run-a") and not datadocs.check("x.y", "run-a")
+
+
+# -- what GX's validation page says of our rules (GX's own renderer, no Spark) ----------------
+
+FAILED_RUN = "smoke-s1-failed-region-commits-manual-2026-11-25T00-51-14-038626-00-00"
+VIOLATIONS = [  # the notifications suite's rows of that run, as the suite's metric returns them
+    {"run_id": FAILED_RUN, "checkpoint_id": 7, "region": 2, "subtask": 2, "operator": "sink", "split": 6,
+     "detail": "region 2 failed checkpoint 7 (REGIONAL) but committed [106, 124) upon its notification"},
+    {"run_id": FAILED_RUN, "checkpoint_id": 8, "region": 0, "subtask": 0, "operator": "sink", "split": 0,
+     "detail": "region 0 failed checkpoint 8 (REGIONAL) but committed [100, 110) <upon> its notification"},
+]
+
+
+def _page_text(page: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+
+
+def validation_page(by_run: dict[str, dict]) -> str:
+    """GX 1.24's Data Docs page (its site builder's renderer and view) of one failed ``ExpectRuleHolds``
+    whose result ``_validate`` made from the suite metric's value ``by_run``, with the meta GX's Spark
+    dataframe asset writes (no ``data_asset_name`` in ``batch_spec``) as `validate.name_data_assets`
+    leaves it, the run name `validate.gx_run_name` gives."""
+    from types import SimpleNamespace
+
+    from great_expectations.core import ExpectationSuiteValidationResult, ExpectationValidationResult
+    from great_expectations.core.run_identifier import RunIdentifier
+    from great_expectations.render.renderer import ValidationResultsPageRenderer
+    from great_expectations.render.view import DefaultJinjaPageView
+
+    from regionchaos import validate as V
+
+    rule = V.load_custom().ExpectRuleHolds(
+        suite="notifications", rule="failed_region_did_not_commit", unexpected_rows_query="SELECT * FROM {batch}",
+        description="A region that failed checkpoint N commits nothing upon N's notification.")
+    result = rule._validate({"regionchaos.suite_violations": {"failed_region_did_not_commit": by_run}})
+    evr = ExpectationValidationResult(success=result["success"], expectation_config=rule.configuration,
+                                      result=result["result"])
+    vr = ExpectationSuiteValidationResult(
+        success=False, results=[evr], suite_name="notifications",
+        statistics={"evaluated_expectations": 1, "successful_expectations": 0, "unsuccessful_expectations": 1,
+                    "success_percent": 0.0},
+        meta={"run_id": RunIdentifier(run_name=V.gx_run_name(sorted(by_run))), "great_expectations_version": "1.24.1",
+              "batch_spec": {"batch_data": "SparkDataFrame"},
+              "active_batch_definition": {"datasource_name": "regionchaos", "data_connector_name": "fluent",
+                                          "data_asset_name": "run", "batch_identifiers": {"dataframe": "<DATAFRAME>"}}})
+    V.name_data_assets(SimpleNamespace(run_results={"notifications": vr}))
+    return DefaultJinjaPageView().render(ValidationResultsPageRenderer().render(vr))
+
+
+def test_a_failed_rule_s_page_names_run_and_asset_and_shows_its_rows():
+    page = validation_page({FAILED_RUN: {"count": 4, "examples": VIOLATIONS, "explained": {}}})
+    text = _page_text(page)
+    assert f"Run Name {FAILED_RUN}" in text
+    assert "Data asset: run" in text and "Data asset: None" not in text
+    assert "4 violating rows; the first 2:" in text
+    rows = text.split("the first 2:", 1)[1]
+    assert "checkpoint_id region subtask operator split detail" in rows  # one run: its id is the run name
+    assert "7 2 2 sink 6 region 2 failed checkpoint 7 (REGIONAL) but committed [106, 124)" in rows
+    assert "8 0 0 sink 0 region 0 failed checkpoint 8" in rows
+    assert "&lt;upon&gt;" in page and "<upon>" not in page  # a detail is text, never markup
+
+
+def test_a_pass_over_several_runs_counts_per_run_and_names_each_row_s_run():
+    other = "smoke-s2-failed-region-commits"
+    page = validation_page({FAILED_RUN: {"count": 1, "examples": VIOLATIONS[:1], "explained": {}},
+                            other: {"count": 1, "examples": [dict(VIOLATIONS[1], run_id=other)], "explained": {}},
+                            "smoke-s3": {"count": 0, "examples": [], "explained": {}}})
+    text = _page_text(page)
+    assert "Run Name 3 runs" in text
+    assert f"2 violating rows ({FAILED_RUN}: 1, {other}: 1):" in text
+    assert "run_id checkpoint_id region" in text and f"{other} 8 0 0 sink" in text
 
 
 # -- through the plugin -----------------------------------------------------------------------

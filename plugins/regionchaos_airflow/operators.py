@@ -293,6 +293,46 @@ def _shared(storage) -> bool:
     return storage is not None and bool(getattr(storage, "endpoint_url", None))
 
 
+def airflow_key(context: Any) -> dict[str, str] | None:
+    """``{"dag_id", "dag_run_id"}`` of the DAG run a task context belongs to (the runs view links a
+    run to it: `regionchaos_airflow.runs.dag_run_link`); None when the context names no DAG run."""
+    dag_run = context.get("dag_run")
+    dag_id = getattr(dag_run, "dag_id", None) or getattr(context.get("dag"), "dag_id", None)
+    dag_run_id = getattr(dag_run, "run_id", None) or context.get("run_id")
+    if isinstance(dag_id, str) and isinstance(dag_run_id, str) and dag_id and dag_run_id:
+        return {"dag_id": dag_id, "dag_run_id": dag_run_id}
+    return None
+
+
+def with_airflow_key(document: bytes, key: dict[str, str]) -> bytes:
+    """A summary.json with its ``airflow`` entry set to ``key``, the rest as it was."""
+    summary = json.loads(document)
+    summary["airflow"] = key
+    return json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
+
+
+def record_dag_run(summary: dict[str, Any], storage) -> None:
+    """Name the task's DAG run in the run's summary.json (shared storage and the local mirror) and in
+    ``summary``. Best effort: a run whose summary cannot be rewritten keeps its verdict, unlinked."""
+    key = airflow_key(get_current_context())
+    run_id = summary.get("run_id") or ""
+    if key is None or not RUN_ID_RE.match(run_id):
+        return
+    summary["airflow"] = key
+    try:
+        if _shared(storage):
+            from regionchaos.storage import ObjectStore
+
+            store = ObjectStore.for_run(storage, run_id)
+            if store.exists("summary.json"):
+                store.put("summary.json", with_airflow_key(store.get("summary.json"), key))
+        local = Path(summary["local"]) / "summary.json" if summary.get("local") else None
+        if local is not None and local.is_file():
+            local.write_bytes(with_airflow_key(local.read_bytes(), key))
+    except Exception as exc:  # noqa: BLE001 - the link is a convenience; the verdict stands
+        log.warning("run %s: could not name DAG run %s in summary.json: %s", run_id, key, exc)
+
+
 @chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False,
             max_active_tis_per_dagrun=LOCAL_RUNS_AT_ONCE)
 def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
@@ -316,6 +356,7 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
             scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
             overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(), console=TaskConsole(),
         )
+    record_dag_run(summary, storage)
     for line in verdict_lines(summary):
         print(line, flush=True)
     _tell(summary, entry, report_url(summary.get("run_id", "")) if _shared(storage) else None)
@@ -380,9 +421,10 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
     if finish is None:
         raise AirflowFailException("this regionchaos has no runner.finish(run_id, storage=...) to "
                                    "validate and report an emulated run: use local mode")
+    storage = resolve_storage()
     with suite_progress():
-        summary = finish(entry["run_id"], storage=resolve_storage(), overrides=entry.get("overrides"),
-                         console=TaskConsole())
+        summary = finish(entry["run_id"], storage=storage, overrides=entry.get("overrides"), console=TaskConsole())
+    record_dag_run(summary, storage)
     for line in verdict_lines(summary):
         print(line, flush=True)
     _tell(summary, entry, report_url(summary.get("run_id", "")))
