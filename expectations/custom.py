@@ -315,7 +315,8 @@ def unexpected_rows_table(result: dict) -> Optional[list]:
     statement = RenderedStringTemplateContent(
         content_block_type="string_template",
         string_template={
-            "template": "$total violating rows$counts" + (":" if len(rows) >= (total or 0) else "; the first $shown:"),
+            "template": f"$total violating row{'' if total == 1 else 's'}$counts"
+                        + (":" if len(rows) >= (total or 0) else "; the first $shown:"),
             "params": {"total": str(total if total is not None else len(rows)), "counts": counts,
                        "shown": str(len(rows))},
             "tag": "strong",

@@ -709,3 +709,46 @@ def test_the_note_and_the_link_point_into_airflow():
     assert f"[Chaos report]({url})" in note
     assert compose([note, note, ""]) == note  # one note per run, duplicates dropped
     assert len(compose(["x" * 5000])) <= MAX_NOTE_CHARS
+
+
+def test_a_run_s_summary_names_its_dag_run_for_the_runs_view_link():
+    import json
+    from types import SimpleNamespace
+
+    from regionchaos_airflow.operators import airflow_key, with_airflow_key
+    from regionchaos_airflow.runs import dag_run_link, result_row
+
+    dag_run = SimpleNamespace(dag_id="regionchaos_manual", run_id="manual__2026-11-25T03:00:00+00:00")
+    key = airflow_key({"dag_run": dag_run, "run_id": dag_run.run_id, "dag": None})
+    assert key == {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-25T03:00:00+00:00"}
+    assert airflow_key({"dag": SimpleNamespace(dag_id="d"), "run_id": "r"}) == {"dag_id": "d", "dag_run_id": "r"}
+    assert airflow_key({}) is None and airflow_key({"run_id": "r"}) is None  # no DAG run: nothing to link
+    stored = json.dumps({"run_id": "smoke-s1-manual-x", "verdict": "invalid", "checks": []}).encode()
+    summary = json.loads(with_airflow_key(stored, key))
+    assert summary["verdict"] == "invalid" and summary["run_id"] == "smoke-s1-manual-x"  # the rest as it was
+    assert dag_run_link(summary, "/airflow") == \
+        "/airflow/dags/regionchaos_manual/runs/manual__2026-11-25T03%3A00%3A00%2B00%3A00"
+    assert result_row(summary)["dag_run"] == dag_run_link(summary)
+
+
+def test_a_task_rewrites_the_stored_and_mirrored_summary_with_its_dag_run(s3_server, tmp_path):
+    import json
+
+    from regionchaos.storage import ObjectStore
+    from regionchaos_airflow.operators import record_dag_run
+    from regionchaos_airflow.runs import dag_run_link
+
+    run_id = "dagrun-key-smoke-s1"
+    stored = {"run_id": run_id, "verdict": "valid", "checks": [], "local": str(tmp_path / run_id)}
+    store = ObjectStore.for_run(s3_server.config, run_id)
+    store.put("summary.json", json.dumps(stored).encode())
+    (tmp_path / run_id).mkdir()
+    (tmp_path / run_id / "summary.json").write_text(json.dumps(stored))
+    key = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__x"}
+    summary = dict(stored)
+    record_dag_run(summary, s3_server.config, key)
+    for doc in (summary, json.loads(store.get("summary.json")),
+                json.loads((tmp_path / run_id / "summary.json").read_text())):
+        assert doc["verdict"] == "valid" and dag_run_link(doc) == "/dags/regionchaos_manual/runs/manual__x"
+    record_dag_run(other := {"run_id": "../x"}, s3_server.config, key)  # not a run id: nothing written
+    assert "airflow" not in other

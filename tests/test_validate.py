@@ -12,6 +12,7 @@ Out: the tables carry run_id and recompute the truth from the seed; the suite fi
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import re
 import shutil
@@ -329,6 +330,12 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
     keys = set(store.list_keys(""))
     assert {"summary.json", "validation/results.json", "datadocs/index.html", "report/index.html"} <= keys
     assert {f"validation/{n}.json" for n in SUITE_NAMES} <= keys
+    # Data Docs: GX's run name is the run id, the asset is named, the failed rule's page shows its rows
+    [docs_page] = [k for k in keys if k.startswith(f"datadocs/validations/decisions_follow_rules/{run_id}/")]
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", store.get(docs_page).decode())))
+    assert f"Run Name {run_id}" in text and "Data asset: run" in text
+    rows = text.split("violating row", 1)[1]
+    assert re.search(r"(^|\s)5\s", rows) and bad["examples"][0]["detail"].split(" (", 1)[0] in rows
     results = json.loads(store.get("validation/results.json"))
     assert results["verdict"] == "invalid" and len(results["checks"]) == 12
     page = store.get("report/index.html").decode()

@@ -311,10 +311,9 @@ def with_airflow_key(document: bytes, key: dict[str, str]) -> bytes:
     return json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
 
 
-def record_dag_run(summary: dict[str, Any], storage) -> None:
-    """Name the task's DAG run in the run's summary.json (shared storage and the local mirror) and in
-    ``summary``. Best effort: a run whose summary cannot be rewritten keeps its verdict, unlinked."""
-    key = airflow_key(get_current_context())
+def record_dag_run(summary: dict[str, Any], storage, key: dict[str, str] | None) -> None:
+    """Name the DAG run ``key`` (`airflow_key`) in the run's summary.json (shared storage and the local
+    mirror) and in ``summary``. Best effort: a summary that cannot be rewritten keeps its verdict, unlinked."""
     run_id = summary.get("run_id") or ""
     if key is None or not RUN_ID_RE.match(run_id):
         return
@@ -356,7 +355,7 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
             scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
             overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(), console=TaskConsole(),
         )
-    record_dag_run(summary, storage)
+    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
         print(line, flush=True)
     _tell(summary, entry, report_url(summary.get("run_id", "")) if _shared(storage) else None)
@@ -424,7 +423,7 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
     storage = resolve_storage()
     with suite_progress():
         summary = finish(entry["run_id"], storage=storage, overrides=entry.get("overrides"), console=TaskConsole())
-    record_dag_run(summary, storage)
+    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
         print(line, flush=True)
     _tell(summary, entry, report_url(summary.get("run_id", "")))
