@@ -131,10 +131,7 @@ FINDINGS: tuple[Finding, ...] = (
             "PR: a failed region's splits go back to the enumerator while its reader still reads them",
             lambda sc: _pr(sc) and _splits_assigned_late(sc),
             # a bounded run then commits the duplicated records more than once by its end
-            extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else (),
-            unchecked={r: "no mechanism query yet (issue 27 is open): the rule is excused whole under its settings"
-                       for r in ("exactly_once_output.no_duplicate_commit",
-                                 "exactly_once_output.bounded_output_complete")}),
+            extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()),
     Finding("F11", ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
                     "decisions_follow_rules.failed_regions_follow_responses",
                     "metadata_well_formed.one_entry_per_operator_subtask",
@@ -142,12 +139,7 @@ FINDINGS: tuple[Finding, ...] = (
                     # commit the transaction N covers upon N's notification (it waits for a later one)
                     "notifications.commit_upon_notification"),
             "PR: after an upscale a failed region's acknowledging task keeps its fresh entry, a declining one has none",
-            lambda sc: _pr(sc) and _upscaled(sc),
-            unchecked={r: "no mechanism query yet (issue 27 is open): the rule is excused whole under its settings"
-                       for r in ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
-                                 "decisions_follow_rules.failed_regions_follow_responses",
-                                 "metadata_well_formed.one_entry_per_operator_subtask",
-                                 "notifications.commit_upon_notification")}),
+            lambda sc: _pr(sc) and _upscaled(sc)),
 )
 
 
