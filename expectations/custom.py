@@ -49,7 +49,8 @@ BATCH_VIEW = "rc_batch"  # the {batch} placeholder of the rule SQL (the run tabl
 COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
 
 SUITE_SQL: dict[str, str] = {}  # suite name -> the UNION ALL of its rules, tagged with ``rule``
-SUITE_TAGGED_SQL: dict[str, str] = {}  # the same, each row also tagged ``explained_by`` (findings' mechanisms)
+SUITE_PARTS: dict[str, dict[str, str]] = {}  # suite name -> rule -> its part of SUITE_SQL
+SUITE_MECHANISMS: dict[str, list] = {}  # suite name -> [(finding, the suite's rules it explains, sql)]
 SUITE_RULES: dict[str, tuple[str, ...]] = {}  # suite name -> its rule names (the evaluability probe included)
 
 
@@ -107,22 +108,42 @@ def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ..
     )
 
 
-def register_suite(name: str, combined_sql: str, rules: tuple[str, ...]) -> None:
+def register_suite(name: str, combined_sql: str, rules: tuple[str, ...], parts: dict[str, str] | None = None) -> None:
+    """A suite's rules for `suite_violations`: their UNION ALL, names and (for the tagging pass) each
+    rule's own part of the union; without ``parts`` the tagging pass re-runs the whole union."""
     SUITE_SQL[name] = combined_sql
-    SUITE_TAGGED_SQL[name] = with_mechanisms(combined_sql, load_mechanisms().get(name, []))
     SUITE_RULES[name] = tuple(rules)
+    SUITE_PARTS[name] = dict(parts or {})
+    SUITE_MECHANISMS[name] = load_mechanisms().get(name, [])
+
+
+def tagged_sql(suite: str, failing: set[str]) -> str:
+    """The rules of ``suite`` in ``failing`` (all of them without registered parts), each violating
+    row tagged ``explained_by`` by the mechanisms that name one of those rules."""
+    parts = SUITE_PARTS.get(suite) or {}
+    if parts and failing <= set(parts):
+        body = "\nUNION ALL\n".join(parts[r] for r in SUITE_RULES[suite] if r in failing)
+    else:
+        body = SUITE_SQL[suite]
+    mechanisms = [(finding, tuple(r for r in rules if r in failing), sql)
+                  for finding, rules, sql in SUITE_MECHANISMS.get(suite, []) if set(rules) & failing]
+    return with_mechanisms(body, mechanisms)
 
 
 def suite_violations(spark, suite: str) -> dict[str, dict[str, dict]]:
     """`collect_violations` for a registered suite. The findings' mechanism queries (a join per
     violating row, recursive ones in flip_bounds) only matter for rows that exist: the suite's
-    rules run first on their own, and only when some rule of some run has a violating row is the
-    suite run again with its rows tagged. A suite that holds everywhere (most runs) costs what it
-    did before the mechanisms; the counts and examples are the same either way."""
-    plain = collect_violations(spark, SUITE_SQL[suite], SUITE_RULES[suite])
-    if not any(entry["count"] for per_run in plain.values() for entry in per_run.values()):
+    rules run first on their own, and only the rules with a violating row in some run are run again,
+    their rows tagged by the mechanisms that name them (`tagged_sql`); their entries replace the
+    untagged ones. A suite that holds everywhere (most runs) costs what it did before the
+    mechanisms; the counts and examples are the same either way."""
+    rules = SUITE_RULES[suite]
+    plain = collect_violations(spark, SUITE_SQL[suite], rules)
+    failing = {rule for rule, per_run in plain.items() if any(entry["count"] for entry in per_run.values())}
+    if not failing:
         return plain
-    return collect_violations(spark, SUITE_TAGGED_SQL[suite], SUITE_RULES[suite])
+    tagged = collect_violations(spark, tagged_sql(suite, failing), tuple(r for r in rules if r in failing))
+    return {**plain, **tagged}
 
 
 def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW) -> str:

@@ -31,6 +31,8 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import jvmcds
+
 # py4j logs 'Closing down clientserver connection' at interpreter exit, after
 # logging's streams are closed: keep it to warnings (see also _QUIET_PYTHON_LOGGERS).
 logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -98,7 +100,8 @@ def spark_conf(app_name: str, master: str) -> dict[str, str]:
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
+        "spark.driver.extraJavaOptions": " ".join([f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
+                                                   *jvmcds.java_options()]),
     }
     cores = _cores(master)
     if cores:  # a local master: everything on loopback, one default partition per core

@@ -99,16 +99,18 @@ class Suite:
     def rule_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in (self.evaluable, *self.rules))
 
+    def rule_parts(self) -> dict[str, str]:
+        """Per rule (and the evaluability probe), its query with the common columns, tagged with ``rule``."""
+        cols = ", ".join(
+            ["run_id", "CAST(checkpoint_id AS BIGINT) AS checkpoint_id", "CAST(region AS INT) AS region",
+             "CAST(subtask AS INT) AS subtask", "CAST(operator AS STRING) AS operator",
+             "CAST(split AS INT) AS split", "CAST(detail AS STRING) AS detail"])
+        return {rule.name: f"SELECT '{rule.name}' AS rule, {cols} FROM (\n{_strip_comments(rule.sql)}\n) "
+                           f"{rule.name.strip('_')}_rows" for rule in (self.evaluable, *self.rules)}
+
     def combined_sql(self) -> str:
         """Every rule (and the evaluability probe) in one query, tagged with ``rule``."""
-        parts = []
-        for rule in (self.evaluable, *self.rules):
-            cols = ", ".join(
-                ["run_id", "CAST(checkpoint_id AS BIGINT) AS checkpoint_id", "CAST(region AS INT) AS region",
-                 "CAST(subtask AS INT) AS subtask", "CAST(operator AS STRING) AS operator",
-                 "CAST(split AS INT) AS split", "CAST(detail AS STRING) AS detail"])
-            parts.append(f"SELECT '{rule.name}' AS rule, {cols} FROM (\n{_strip_comments(rule.sql)}\n) {rule.name.strip('_')}_rows")
-        return "\nUNION ALL\n".join(parts)
+        return "\nUNION ALL\n".join(self.rule_parts().values())
 
 
 def _strip_comments(sql: str) -> str:
@@ -387,7 +389,7 @@ class GXValidator:
         self.suites = load_suites(directory)
         self.custom = load_custom(directory)
         for suite in self.suites:
-            self.custom.register_suite(suite.name, suite.combined_sql(), suite.rule_names)
+            self.custom.register_suite(suite.name, suite.combined_sql(), suite.rule_names, suite.rule_parts())
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.context = context

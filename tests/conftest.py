@@ -13,7 +13,10 @@ standalone cluster's daemons and executors) lives for seconds to minutes and han
 data, so it runs with the C1 compiler only (``JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1``,
 unless JAVA_TOOL_OPTIONS is set): measured on a cold `regionchaos run --scenario smoke`,
 64.5 -> 43.0 CPU seconds and 40 -> 34 s wall. Real runs keep the JVM's default (C2 pays off
-on `large` and long swarms).
+on `large` and long swarms). C1 alone reserves 48 MB for compiled code, which a test worker's
+long-lived driver fills (the JVM then says "CodeCache is full. Compiler has been disabled" and
+interprets everything from there on): 256 MB, as tiered compilation reserves. The Spark drivers
+also map the class archive `scripts/test.sh` builds (`regionchaos.jvmcds`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import pytest
 
 pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark"]
 
-os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")  # see the docstring
+os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m")  # the docstring
 
 SPARK_GROUP = "spark-session"
 
