@@ -58,8 +58,7 @@ def build(*, if_missing: bool = False, say=print) -> Path | None:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-    env = {k: v for k, v in os.environ.items() if k != ARCHIVE_ENV}
-    env[ARCHIVE_ENV] = "off"  # the run must not map an older archive while it dumps a new one
+    env = {**os.environ, ARCHIVE_ENV: "off"}  # the run must not map an older archive while it dumps a new one
     env["JAVA_TOOL_OPTIONS"] = f"{env.get('JAVA_TOOL_OPTIONS', '')} -XX:ArchiveClassesAtExit={partial}".strip()
     started = time.perf_counter()
     say(f"building the Spark class archive {target} (one smoke run)")

@@ -3,7 +3,7 @@
 In:  the findings' own catalogue scenarios under the PR's semantics, emulated once each into the
      embedded S3 server (`pr-split-handed-back` seed 1, F10; `pr-upscale-fresh-fallback` seed 1,
      F11; `pr-rescale-fallback` seed 18, F5's duplicate pairs that F10's former wholesale allowance
-     hid), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
+     hid; `rescale-4-2-1` seed 16 under `--policy pr`, F6's forced single-region aborts), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
      file, the history's task record, split assignments or a checkpoint's metadata copy. All runs
      are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (`findings.meets_expectation`, `Finding.unchecked`
@@ -33,6 +33,11 @@ F10_SCENARIO, F11_SCENARIO = "pr-split-handed-back", "pr-upscale-fresh-fallback"
 # after it: the rule reports the older commit (before N). Before F10's rule had a mechanism, its wholesale
 # allowance hid this seed (bench/seeds_matrix.py --fast --policy pr).
 F5_SCENARIO, F5_SEED = "pr-rescale-fallback", 18
+# F6 (expectations/mechanisms/F6/): after 4 -> 2 -> 1 the job is one region, and a forced checkpoint a task
+# declines is ABORTED for single-region, a guard the PR checks before its tier-2 reset, as it does the failure
+# ratio: the counter (3) is kept. The catalogue scenario under `--policy pr` (bench/seeds_matrix.py).
+F6_SCENARIO, F6_SEED, PR = "rescale-4-2-1", 16, {"execution.checkpointing.region.semantics": "pr"}
+SEEDS = {F5_SCENARIO: F5_SEED, F6_SCENARIO: F6_SEED}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -42,11 +47,11 @@ F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
 
 
 def _base_id(scenario: str) -> str:
-    return f"mech-{scenario}-s{F5_SEED if scenario == F5_SCENARIO else 1}"
+    return f"mech-{scenario}-s{SEEDS.get(scenario, 1)}"
 
 
 def _load(scenario: str):
-    return load(scenario, seed=F5_SEED if scenario == F5_SCENARIO else None)
+    return load(scenario, PR if scenario == F6_SCENARIO else None, seed=SEEDS.get(scenario))
 
 
 def _emulate(config, scenario_name: str) -> ObjectStore:
@@ -54,7 +59,8 @@ def _emulate(config, scenario_name: str) -> ObjectStore:
     run_id = _base_id(scenario_name)
     store = ObjectStore.for_run(config, run_id)
     runner.prepare_run(store, scenario, run_id=run_id, mutant=None,
-                       replay=runner.replay_line(scenario_name, scenario.seed, {}, None))
+                       replay=runner.replay_line(scenario_name, scenario.seed, PR if scenario_name == F6_SCENARIO else {},
+                                                 None))
     runner.emulate(scenario, store=store, mutant=None, spark=None)
     return store
 
@@ -141,7 +147,7 @@ FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5"}
 
 @pytest.fixture(scope="module")
 def judged(s3_server, spark) -> dict[str, dict]:
-    bases = {name: _emulate(s3_server.config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO)}
+    bases = {name: _emulate(s3_server.config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO)}
     stores = list(bases.values())
     for case, (scenario, edit, _) in CASES.items():
         copy = H.copy_run(bases[scenario], f"{_base_id(scenario)}-{case}")
@@ -156,7 +162,8 @@ def test_f10_and_f11_have_no_wholesale_allowance():
 
 
 @pytest.mark.parametrize("scenario, finding, rules", [(F10_SCENARIO, "F10", F10_RULES), (F11_SCENARIO, "F11", F11_RULES),
-                                                    (F5_SCENARIO, "F5", (DUP,))])
+                                                    (F5_SCENARIO, "F5", (DUP,)),
+                                                    (F6_SCENARIO, "F6", ("decisions_follow_rules.counter_follows_decisions",))])
 def test_own_scenario_is_explained_row_by_row(judged, scenario, finding, rules):
     """The finding's own schedule fails its rules, every violating row tagged by the finding's mechanism,
     and is as expected (no wholesale allowance left to fall back on)."""
