@@ -68,6 +68,16 @@ POLICIES = {  # scenario overrides per policy; "flip" is the catalogue as writte
     "keep-forcing": {"execution.checkpointing.region.forced-global-failure": "keep-forcing"},
     "pr": {"execution.checkpointing.region.semantics": "pr"},
 }
+
+
+def policy_overrides(policy: str, name: str, mix: bool = False) -> dict:
+    """The overrides ``policy`` applies to scenario ``name``. keep-forcing is the FLIP's alternative tier 2:
+    a scenario that pins the PR's semantics runs as written under it (the PR's handler has one tier 2 of
+    its own, and the scenario refuses the combination: regionchaos.scenario)."""
+    overrides = dict(POLICIES[policy])
+    if policy == "keep-forcing" and load(name).flink.semantics == "pr":
+        overrides = {}
+    return dict(overrides, **({"faults.swarm": True} if mix else {}))
 _RUN_ID = re.compile(r"^(?P<scenario>.+)-s(?P<seed>\d+)-")
 
 
@@ -118,7 +128,7 @@ def summarize(paths: list[str]) -> int:
     rows, bad = [], 0
     for name, runs in by_scenario.items():
         first = next(iter(runs.values()))
-        overrides = dict(POLICIES[first.get("policy", "flip")], **({"faults.swarm": True} if first.get("mix") else {}))
+        overrides = policy_overrides(first.get("policy", "flip"), name, bool(first.get("mix")))
         row, off = table_row(name, [runs[k] for k in sorted(runs)], None, overrides or None)
         rows.append(row)
         bad += off
@@ -157,10 +167,10 @@ def main() -> int:
     if args.mix and not args.fast:
         p.error("--mix needs --fast")
     console = Console(stderr=True)
-    overrides = dict(POLICIES[args.policy], **({"faults.swarm": True} if args.mix else {}))
     rows, bad = [], 0
     for name in names:
         started = time.perf_counter()
+        overrides = policy_overrides(args.policy, name, args.mix)
 
         def record(result: dict, name: str = name, started: float = started) -> None:
             if args.jsonl:

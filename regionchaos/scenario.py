@@ -303,6 +303,15 @@ class Scenario(_Strict):
                 "flink.state.backend.changelog.enabled: the changelog state backend is not supported "
                 "with regional checkpoints; the job is rejected at submission"
             )
+        if self.flink.semantics == "pr" and self.flink.forced_global_policy == "keep-forcing":
+            # the PR's handler has one tier 2 (RegionalCheckpointHandler: its forced-global abort resets the
+            # counter and the force flag, protocol.rules.after_abort); the run would follow it while the
+            # checks expect the key's 'keep-forcing', a false alarm on counter_follows_decisions
+            errors.append(
+                "flink.execution.checkpointing.region.forced-global-failure: 'keep-forcing' has no effect under "
+                "execution.checkpointing.region.semantics=pr (the PR's handler always resets the counter and "
+                "the force flag when it aborts a forced checkpoint); use it with semantics flip, or leave it unset"
+            )
         if self.flink.region_timeout_ms is not None and self.flink.region_timeout_ms > self.flink.timeout_ms:
             errors.append(
                 "flink.execution.checkpointing.region.timeout: must not exceed execution.checkpointing.timeout"

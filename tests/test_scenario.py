@@ -50,7 +50,20 @@ INVALID = [
     (_with(expect={"verdict": "invalid"}), "expect.invariant", "must name the invariant"),
     (_with(flink={"execution.checkpointing.timeout": 1000, "execution.checkpointing.region.timeout": 5000}),
      "flink.execution.checkpointing.region.timeout", "must not exceed"),
+    # the PR's handler has its own tier 2: a keep-forcing run under it would follow the PR and be judged
+    # against keep-forcing (a false counter_follows_decisions; bench seeds matrix, keep-forcing x pr-*)
+    (_with(flink={"execution.checkpointing.region.semantics": "pr",
+                  "execution.checkpointing.region.forced-global-failure": "keep-forcing"}),
+     "flink.execution.checkpointing.region.forced-global-failure", "has no effect under"),
 ]
+
+
+def test_keep_forcing_stays_available_under_the_flip_and_reset_counter_under_the_pr():
+    flip = from_dict(_with(flink={"execution.checkpointing.region.forced-global-failure": "keep-forcing"}))
+    assert flip.flink.forced_global_policy == "keep-forcing"
+    pr = from_dict(_with(flink={"execution.checkpointing.region.semantics": "pr",
+                                "execution.checkpointing.region.forced-global-failure": "reset-counter"}))
+    assert (pr.flink.semantics, pr.flink.forced_global_policy) == ("pr", "reset-counter")
 
 
 @pytest.mark.parametrize("data,field,reason", INVALID, ids=[i[1] for i in INVALID])
