@@ -8,7 +8,8 @@ Out: one JSON line per (decline rate, semantics, tolerable, regional on/off): ch
      runs with at least one, forced checkpoints aborted, ratio aborts, REGIONAL completions.
      In-memory emulations only (no storage, no Spark).
 
-    PYTHONPATH=$PWD .venv/bin/python bench/availability_tolerable.py regional-basic 20 0.02,0.05,0.1
+    PYTHONPATH=$PWD .venv/bin/python bench/availability_tolerable.py regional-basic 20 0.02,0.05,0.1 \
+        > bench/results/availability_tolerable/regional-basic.jsonl
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ In:  the catalogue (`regionchaos scenarios`), each at its own seed (or `--seed`)
 Out: one row per scenario: the scenario's expectation (verdict, invariant, and the invariants
      its declared findings may fail under its settings), the exit code, the verdict and failed
      invariants the run printed, wall seconds; `--out-md` / `--out-json` write them
-     (bench/catalogue_verdicts.{md,json}). Exit 1 if any run is not as expected, 0 otherwise.
+     (committed: bench/results/catalogue_verdicts/README.md and
+     catalogue_verdicts.json there). Exit 1 if any run is not as expected, 0 otherwise.
 
 "As expected" is `regionchaos.findings.meets_expectation`, the same judgement as
 bench/seeds_matrix.py: the run fails only invariants that a finding declares for its settings

@@ -1,7 +1,8 @@
 """Anchor benchmark: a real Apache Flink job next to this project's emulation, same shape.
 
     .venv/bin/python bench/flink_anchor.py [--seconds 60] [--parallelism 16] [--checkpoints 200]
-                                          [--json bench/flink_anchor.json] [--md bench/flink_anchor.md]
+                                          [--json bench/results/flink_anchor/flink_anchor.json]
+                                          [--md bench/results/flink_anchor/README.md]
 
 NOT part of CI or the tests. It answers one question: how many subtask-checkpoints per second
 does real Flink complete on this machine, compared with how many the emulation (and the whole
@@ -715,7 +716,7 @@ How to read the ratio (below 1: the emulation got through more subtask-checkpoin
   {p['emulate_seconds']} s). Its time is emulated: upload and ack times are drawn, never waited for, and records are
   offset ranges per split, not events flowing through operators.
 - End to end adds validation ({w.get('validate')} s: re-read the run from S3, build the tables, the GX suites) and the
-  report ({w.get('report')} s), largely a fixed cost per run (`scaling.md`: ~12-20 s plus a part that grows
+  report ({w.get('report')} s), largely a fixed cost per run (`bench/results/scaling/README.md`: ~12-20 s plus a part that grows
   with the rows), so the end-to-end rate rises with more checkpoints per run; Flink does not judge its own checkpoints at all.
 - Neither side had the {doc['machine']['cpu_count']} cores to itself (load averages above; the jobs ran one after the
   other, under different load). Flink triggered every {a['interval_ms']} ms while its checkpoints took tens to

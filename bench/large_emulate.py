@@ -5,7 +5,8 @@
 In:  a catalogue scenario (default ``large``), the shared local Spark session.
 Out: one JSON object on stdout: Spark session start, wall seconds (total, control plane,
      data plane by phase), S3 requests and bytes, objects written, peak RSS of this
-     process tree (driver + JVM + Python workers, sampled every 0.2 s).
+     process tree (driver + JVM + Python workers, sampled every 0.2 s). Write-up of the committed
+     runs: bench/results/large_emulate/README.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 invariant it is known to break.
 
     .venv/bin/python bench/mutant_swarm.py [--budget 1000] [--step 200] [--mutants a,b] \
-        [--json bench/mutant_swarm.json] > bench/mutant_swarm.md
+        [--json bench/results/mutant_swarm/mutant_swarm.json] > bench/results/mutant_swarm/README.md
 
 Per mutant (its base scenario and overrides are the pinned case of `tests/test_mutants.py`,
 whose suites are the invariants it is known to break), the swarm's fast path runs the mutant

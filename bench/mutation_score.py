@@ -1,8 +1,10 @@
 """Mutation score of the whole pipeline over ``regionchaos/protocol/`` (issue 11).
 
     .venv/bin/python bench/mutation_score.py [--seeds 2] [--jobs 2] [--files coordinator.py,...]
-        [--limit N] [--json bench/mutation_score.json] [--md bench/mutation_score.md]
-    .venv/bin/python bench/mutation_score.py --render    # rewrite the .md from the .json and mutation_triage.json
+        [--limit N] [--json bench/results/mutation_score/mutation_score.json]
+        [--md bench/results/mutation_score/README.md]
+    .venv/bin/python bench/mutation_score.py --render    # rewrite the .md from the .json and the hand triage,
+        # bench/results/mutation_score/mutation_triage.json
 
 The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
 arguments...), enumerated in a virtualenv of its own (``bench/.mutmut-venv``, made on the first
@@ -47,6 +49,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "mutation_score"
 PACKAGE = ROOT / "regionchaos"
 TARGET = PACKAGE / "protocol"
 VENV = ROOT / "bench" / ".mutmut-venv"
@@ -480,9 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N mutants (a trial run)")
     ap.add_argument("--timeout-factor", type=float, default=10.0,
                     help="a mutant times out after this many times the unmutated emulation (default 10)")
-    ap.add_argument("--json", default=str(ROOT / "bench" / "mutation_score.json"))
-    ap.add_argument("--md", default=str(ROOT / "bench" / "mutation_score.md"))
-    ap.add_argument("--notes", default=str(ROOT / "bench" / "mutation_triage.json"),
+    ap.add_argument("--json", default=str(RESULTS / "mutation_score.json"))
+    ap.add_argument("--md", default=str(RESULTS / "README.md"))
+    ap.add_argument("--notes", default=str(RESULTS / "mutation_triage.json"),
                     help="hand-written triage of survivors, {\"file:line:index\": text} (used if present)")
     ap.add_argument("--render", action="store_true", help="only write --md from an existing --json (and --notes)")
     args = ap.parse_args(argv)

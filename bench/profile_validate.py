@@ -2,6 +2,8 @@
 twice (the first pays JVM and GX start-up), print the top of the second profile by cumulative time.
 
     .venv/bin/python bench/profile_validate.py > profile.txt
+
+The write-up of its output: bench/results/profile_validate/README.md.
 """
 import cProfile, pstats, time, io
 from regionchaos import runner

@@ -1,7 +1,7 @@
 """Run the benchmarks as a user runs the commands, N times each, and record the medians.
 
     .venv/bin/python bench/run.py [--only large,smoke,swarm] [--repeat 3] [--swarm-seeds 1000]
-    # writes bench/results.json and bench/results.md (use --out-json / --out-md to change)
+    # writes bench/results/run/run.json and bench/results/run/README.md (use --out-json / --out-md to change)
 
 Each benchmark is one CLI command (``regionchaos run --scenario large --json``, ...) in its own
 process with the embedded S3 server and a local Spark session, its process tree's peak RSS
@@ -154,12 +154,12 @@ def met(target: dict, med: dict) -> bool | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="writes bench/results.json and bench/results.md by default")
+                                 epilog="writes bench/results/run/run.json and bench/results/run/README.md by default")
     ap.add_argument("--only", help="comma-separated benchmarks (default: large,smoke,swarm)")
     ap.add_argument("--repeat", type=int, default=3, help="repetitions per benchmark (default %(default)s)")
     ap.add_argument("--swarm-seeds", type=int, default=1000, help="seeds of the swarm benchmark (default %(default)s)")
-    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "results.json")
-    ap.add_argument("--out-md", type=Path, default=ROOT / "bench" / "results.md")
+    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "results" / "run" / "run.json")
+    ap.add_argument("--out-md", type=Path, default=ROOT / "bench" / "results" / "run" / "README.md")
     args = ap.parse_args(argv)
     specs = benchmarks(args.swarm_seeds)
     names = args.only.split(",") if args.only else list(specs)

@@ -11,7 +11,8 @@ Out: one JSON object on stdout: per repetition and operation (``put_many`` and `
      wall seconds and the CPU seconds of this process (the boto3 client) and of the server
      process (from /proc); then the seconds to make one client, with a new boto3 session
      each time (as before 2b392f8) and through `StorageConfig.client` (one kept session).
-     The 1-minute load average before and after: the machines here are shared.
+     The 1-minute load average before and after: the machines here are shared. Write-up of the
+     committed runs: bench/results/s3_requests/README.md.
 """
 
 from __future__ import annotations

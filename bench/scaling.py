@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/scaling.py [--regions 64,256,1024,4096] [--checkpoints 50]
                                       [--vary-checkpoints 25,50,100,200 --at-regions 256]
-                                      [--plain-sql] > bench/scaling.md
+                                      [--plain-sql] > bench/results/scaling/README.md
 
 In:  the `large` scenario (1 region per source subtask, file merging over 8 TaskManagers,
      the same fault rates), with ``topology.parallelism`` = ``workload.splits`` = regions and

@@ -4,9 +4,10 @@ such a finding's mechanism (`regionchaos.findings`, ``expectations/mechanisms/``
 record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
 its own seed.
 
-    .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/seeds_matrix.md
-    .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs --jsonl large.jsonl
-    .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl pr.jsonl
+    .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/results/seeds_matrix/README.md
+    .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs \
+        --jsonl bench/results/seeds_matrix/large_flip.jsonl
+    .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
 
 ``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.fastswarm`: seeds
 as Spark tasks, in memory, one GX pass over all of a scenario's seeds) with the scenario's

@@ -1,9 +1,9 @@
 """Shrinking, shown on mutants: each mutant's pinned failing case (`tests/test_mutants.py`) shrunk by
 `regionchaos shrink`, then the shrunk file replayed as a deep run by `regionchaos run`.
 
-    .venv/bin/python bench/shrink_mutants.py [--mutants a,b,c] > bench/shrink.md
+    .venv/bin/python bench/shrink_mutants.py [--mutants a,b,c] > bench/results/shrink_mutants/README.md
 
-Writes the shrunk scenario files to ``bench/shrunk/<mutant>.yaml`` and a markdown table on
+Writes the shrunk scenario files to ``bench/results/shrink_mutants/shrunk/<mutant>.yaml`` and a markdown table on
 stdout: the size before and after (faults, fault-phase checkpoints, parallelism), rounds,
 schedules judged, wall time, and whether the deep replay of the shrunk file fails the same
 invariant (exit 1). Exit 1 if any shrink fails or any replay does not fail the invariant.
@@ -65,8 +65,8 @@ def _env() -> dict:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mutants", default=",".join(DEFAULT))
-    p.add_argument("--out-dir", default=str(ROOT / "bench" / "shrunk"))
-    p.add_argument("--json", default=str(ROOT / "bench" / "shrink.json"))
+    p.add_argument("--out-dir", default=str(ROOT / "bench" / "results" / "shrink_mutants" / "shrunk"))
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "shrink_mutants" / "shrink_mutants.json"))
     args = p.parse_args()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

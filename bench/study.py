@@ -2,9 +2,10 @@
 the process tree's peak RSS sampled, then its table written as Markdown.
 
 In:  the study's options, passed through (default: the CLI's defaults); --name for the output.
-Out: bench/<name>.json (the command, commit, wall seconds of the whole command, peak RSS of the
-     process tree, the study's rows), bench/<name>.md (the table, per parallelism), and the
-     study page copied to bench/<name>/index.html. Exit: the command's exit code.
+Out: bench/results/study/<name>.json (the command, commit, wall seconds of the whole command, peak
+     RSS of the process tree, the study's rows), bench/results/study/<name>.md (the table, per
+     parallelism), and the study page copied to bench/results/study/<name>.html. Exit: the command's
+     exit code.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from swarm import run_sampled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "study"
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -49,18 +51,17 @@ def main(argv: list[str] | None = None) -> int:
     shown = "regionchaos study " + " ".join(passthrough)
     record = {"command": shown, "commit": commit, "wall_seconds": round(wall, 1), "peak_rss_mib": round(peak_mib),
               "study_id": result["study_id"], "plan": result["plan"], "errors": result["errors"], "rows": result["rows"]}
-    (ROOT / "bench" / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
-    target = ROOT / "bench" / args.name
-    target.mkdir(exist_ok=True)
-    shutil.copy(result["local"], target / "index.html")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    shutil.copy(result["local"], RESULTS / f"{args.name}.html")
     lines = [f"# Global vs regional: `{shown}`", "",
              f"Command: `.venv/bin/python bench/study.py --name {args.name} {' '.join(passthrough)}` at commit "
              f"`{commit[:10]}`: {len(result['plan']['policies'])} policies, {result['plan']['seeds']} seeds per cell, "
              f"{result['plan']['checkpoints']} checkpoints per run, region crash probability {result['plan']['crash']}; "
              f"wall {wall:.0f} s for the whole command, peak RSS of the process tree {peak_mib:.0f} MiB, "
-             f"{result['errors']} runs raised. The page: `bench/{args.name}/index.html`.", "", *table(result["rows"])]
-    (ROOT / "bench" / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    print(f"wall {wall:.0f} s, peak RSS {peak_mib:.0f} MiB, {result['errors']} errors -> bench/{args.name}.md")
+             f"{result['errors']} runs raised. The page: `bench/results/study/{args.name}.html`.", "", *table(result["rows"])]
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+    print(f"wall {wall:.0f} s, peak RSS {peak_mib:.0f} MiB, {result['errors']} errors -> bench/results/study/{args.name}.md")
     return returncode
 
 

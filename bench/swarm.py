@@ -2,7 +2,7 @@
 one process, as a user runs it, with the process tree's peak RSS sampled.
 
 In:  --seeds (default 10,000), --scenario (default smoke), --mutant, --partitions.
-Out: one JSON record appended to --out-json (default bench/swarm.json): the command, commit,
+Out: one JSON record appended to --out-json (default bench/results/swarm/swarm.json): the command, commit,
      seeds, wall seconds (of the whole command, Spark and the embedded S3 server included),
      seeds per minute, peak RSS of the process tree (MiB), the swarm's own phase times
      (emulate job, reading the tables, GX), rows, verdict counts and failing seeds.
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", default="smoke")
     ap.add_argument("--mutant")
     ap.add_argument("--partitions", type=int)
-    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "swarm.json")
+    ap.add_argument("--out-json", type=Path, default=ROOT / "bench" / "results" / "swarm" / "swarm.json")
     args = ap.parse_args(argv)
     cmd = [sys.executable, "-m", "regionchaos.cli", "swarm", "--seeds", str(args.seeds), "--scenario", args.scenario,
            "--json"]

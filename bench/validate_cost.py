@@ -12,7 +12,8 @@ Out: one JSON object on stdout: emulation seconds, reading the artifacts (S3 req
      - ``plain``: the same rule SQL straight through ``spark.sql`` (`plain_sql_checks`),
      alternating (gx, plain, gx, plain, ...) so both see the same warm JVM; then one full
      `validate_run` (GX + Data Docs + upload). Both paths must agree on every check.
-The 1-minute load average before and after is included: the machines here are shared.
+The 1-minute load average before and after is included: the machines here are shared. Write-up of
+the committed runs: bench/results/validate_cost/README.md.
 """
 
 from __future__ import annotations

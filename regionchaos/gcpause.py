@@ -9,7 +9,7 @@ Out: `paused`, a context manager and decorator that disables the collector for t
 Why: the generational collector is triggered by allocations and traverses the young objects
 each time, then the older ones as they pile up. A phase that builds ten million objects that
 all survive pays for those traversals again and again and reclaims nothing: measured on
-``large`` (bench/large_profile.md), the control plane alone took 41 s with the collector on and
+``large`` (bench/results/run/large_profile.md), the control plane alone took 41 s with the collector on and
 14 s with it off, at the same peak memory, and decoding the run's 200 MB history took 13 s
 instead of 2 s. What these phases build is plain dicts, lists, tuples and frozen dataclasses,
 freed by reference counting; the few cycles (the `Emulation` and its rooms refer to each other)
@@ -52,7 +52,7 @@ def release_memory() -> None:
     them, then hand the C heap's free pages back to the OS (glibc's ``malloc_trim``; a no-op
     elsewhere). Freed Python objects otherwise stay in the process's resident memory while
     the next phase (Spark's JVM judging the tables) grows beside it: measured on ``large``,
-    the driver stayed at 2.7 GB through validation (bench/large_profile.md).
+    the driver stayed at 2.7 GB through validation (bench/results/run/large_profile.md).
 
     A full collection costs ~0.2 s in a process that has imported GX and Spark: callers release
     after big phases only (a test suite makes hundreds of small runs)."""

@@ -46,7 +46,7 @@ DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # The JVM's heap on a local master. G1 grows the heap to its maximum under Spark's allocation rate
 # whatever the data needs: judging `large` (3 M rows, big tables read from Parquet) took the same
 # time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB and to 2.0 GB
-# with 1.5 GB (bench/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
+# with 1.5 GB (bench/results/run/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
 DEFAULT_DRIVER_MEMORY = "1536m"
 
 # Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even

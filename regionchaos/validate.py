@@ -62,7 +62,7 @@ EXAMPLES_IN_CHECK = 5
 EVALUABLE = "_evaluable"
 RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
 UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
-SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/validate_cost.md)
+SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/results/validate_cost/README.md)
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
 
 
@@ -216,9 +216,9 @@ def tuned_session(spark, total_rows: int):
     shuffle partition (see also `prepare_tables`, which puts each table in one partition), and
     no whole-stage code generation: compiling the generated Java of every stage costs more
     than running it on a few thousand rows (measured on `smoke`: the 12 suites as plain SQL
-    in 27 s instead of 41-49 s, bench/validate_cost.md), and for the same reason interpreted
+    in 27 s instead of 41-49 s, bench/results/validate_cost/README.md), and for the same reason interpreted
     expressions instead of compiled ones (``codegen.factoryMode``: a warm smoke validation in
-    9.4-9.7 s instead of 11.4-12.3 s, bench/validate_cost.md); both still win at ~1 M rows (a
+    9.4-9.7 s instead of 11.4-12.3 s, bench/results/validate_cost/README.md); both still win at ~1 M rows (a
     600-seed swarm: 39.3 s of GX instead of 47.7 s). Always: no level limit on recursive CTEs
     (``flip_bounds.ref_chain_depth_within_bound`` follows ref chains, only to older checkpoints
     and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100)."""

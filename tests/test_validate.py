@@ -344,7 +344,7 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
     s3 = summary["stats"]["s3"]["requests_by_op"]
     assert s3["GetObject"] >= summary["stats"]["validation_s3_requests"]["GetObject"] > 0 and s3["PutObject"] > 0
     assert '<img id="requests"' in page
-    # where validation's time went, phase by phase (bench/large_profile.md reads these)
+    # where validation's time went, phase by phase (bench/results/run/large_profile.md reads these)
     phases = summary["stats"]["wall_seconds_validate"]
     assert {"read", "tables", "gx_setup", "gx_validate", "upload"} <= set(phases) and phases["gx_validate"] > 0
     assert "wall_seconds_validate" not in runner.protocol_stats(summary["stats"])  # timings never compared

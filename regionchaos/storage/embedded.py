@@ -114,7 +114,7 @@ class _S3Server:
     moto's `ThreadedMotoServer` serves every AWS service: per request it works out the
     service from the request, under one lock. Only S3 is ever asked for, so its Flask app is
     served directly, with moto's own request handler: a quarter to a third less server CPU per
-    request (bench/s3_requests.md). The socket is bound here, in the caller's thread, so a busy
+    request (bench/results/s3_requests/README.md). The socket is bound here, in the caller's thread, so a busy
     port is an error at once.
     """
 

@@ -54,7 +54,7 @@ _T = TypeVar("_T")
 
 # boto3 sessions of this process, by the AWS_* environment they were made under. A new session
 # parses the S3 service model again (about 0.1-0.16 s per client, measured in
-# bench/s3_requests.md); a client made from a kept one costs a few ms. Keyed by the environment, so
+# bench/results/s3_requests/README.md); a client made from a kept one costs a few ms. Keyed by the environment, so
 # a client still sees the credentials and settings of the moment it is made; by process, so a
 # forked Spark worker never shares a parent's session. A session is not thread-safe: one lock.
 _SESSIONS: dict[tuple[int, tuple[tuple[str, str], ...]], boto3.session.Session] = {}
