@@ -45,6 +45,7 @@ class Stream(IntEnum):
     RATES = 6  # per attempt, the workload: records per interval and in-flight lag of each split
     DISCOVERY = 7  # once per seed, the workload: the attempts before which new splits are discovered
     RESPONSES = 8  # per attempt: upload time of each task's snapshot
+    ACKS = 9  # per attempt: TaskManagers whose acknowledgements start being lost (ack_loss)
 
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:
@@ -64,6 +65,7 @@ class AttemptFaults:
     taskmanager_losses: list[int] = field(default_factory=list)
     jobmanager_failover: bool = False
     recovery_failures: list[int] = field(default_factory=list)  # regions failing again while recovering
+    ack_losses: set[int] = field(default_factory=set)  # TaskManagers whose acks never reach the JobManager
     healing: bool = False  # the heal phase: no faults, every task on time
 
     def any(self) -> bool:
@@ -113,6 +115,11 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
               0, "crash_before_metadata", storage="crash_before_key"),
     FaultKind("recovery_failure", "region", "a restarted region fails again during recovery", Stream.REGIONS, 1,
               "recovery_failures"),
+    FaultKind("ack_loss", "taskmanager", "the acknowledgements of a TaskManager's tasks stop reaching the "
+              "JobManager for ack_loss_checkpoints attempts (per TM)", Stream.ACKS, 0, "ack_losses",
+              swarm_stream=int(Stream.ACKS), since_identity=False, lasts="ack_loss_checkpoints",
+              params={"ack_loss_checkpoints": (Int, Field(1, ge=1, le=1000, description=(
+                  "attempts an ack_loss lasts: the TaskManager's acks are lost from the drawn attempt on")))}),
 )}
 FAULT_KINDS = tuple(KINDS)  # the kinds, in the table's order (the swarm mix's, the scenario fields')
 _TARGET_ORDER = ("task", "region", "taskmanager", "job")
