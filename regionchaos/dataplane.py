@@ -54,6 +54,7 @@ import numpy as np
 
 from . import history
 from .emulator import Batch
+from .faultkinds import STORAGE_PLANS
 from .gcpause import paused, release_memory
 from .task_side import object_key
 from .history import Kind, dumps
@@ -79,7 +80,7 @@ PUT_THREADS = 16  # PUT threads per partition, and for the driver's bulk steps
 SLICES_PER_CORE = 2  # Spark partitions per default-parallelism slot
 MUTANT_METADATA_FIRST = "metadata-before-state"
 COUNTER_KEY = "ha/checkpoint-id-counter"
-PUT_FAILURE, SLOW_PUT = "put_failure", "slow_put"
+PUT_FAILURE, SLOW_PUT = STORAGE_PLANS["failed_put_keys"], STORAGE_PLANS["slow_put_ms"]  # the kinds' names
 NO_SPLIT = -1  # split of the emulator's placeholder row for a source subtask that owns none
 
 # Compact state rows shipped to Spark tasks (tuples pickle far smaller than the row dicts):
@@ -534,11 +535,10 @@ def fault_events(batch: Batch, tasks: list[FileTask], injected: list[dict]) -> l
     where = {key: (t.checkpoint_id, t.tm) for t in tasks for key, _ in t.objects}
     attempt_of = {e["checkpoint_id"]: e["attempt"] for e in batch.events if e["kind"] == Kind.CHECKPOINT_TRIGGERED}
     last = batch.events[-1] if batch.events else {"seq": -1, "attempt": 0}
-    names = {"put_failed": PUT_FAILURE, "put_slow": SLOW_PUT}
     rows = []
     for f in injected:
         cid, tm = where[f["key"]]
-        event = {"kind": Kind.STORAGE_FAULT.value, "fault": names[f["kind"]], "key": f["key"], "checkpoint_id": cid,
+        event = {"kind": Kind.STORAGE_FAULT.value, "fault": f["kind"], "key": f["key"], "checkpoint_id": cid,
                  "taskmanager": tm, "attempt": attempt_of.get(cid, last["attempt"])}
         if "delay_ms" in f:
             event["delay_ms"] = f["delay_ms"]

@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, create_model, field_validator,
+                      model_validator)
 from pydantic_core import PydanticCustomError
 
+from .faultkinds import SCHEDULE_KINDS, SCHEDULE_TARGETS, probability_fields, unlisted_when_off
 from .runid import NAME_MAX_CHARS, run_id_problem
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
@@ -181,25 +183,13 @@ class FlinkConfig(_Strict):
     )
 
 
-# an explicit schedule's fault kinds -> the target each names (regionchaos.nemesis draws the same kinds)
-SCHEDULE_TARGETS: dict[str, tuple[str, ...]] = {
-    "decline": ("vertex", "subtask"), "timeout": ("vertex", "subtask"),
-    "subtask_crash": ("region",), "recovery_failure": ("region",),
-    "taskmanager_loss": ("taskmanager",), "put_failure": ("taskmanager",), "slow_put": ("taskmanager",),
-    "jobmanager_failover": (), "crash_before_metadata": (),
-}
-
-
 class ScheduledFault(_Strict):
     """One fault of an explicit schedule: at fault-phase checkpoint attempt ``checkpoint``
-    (0-based), ``kind`` hits its target: a task (``vertex`` + ``subtask``) for decline and
-    timeout, a ``region`` for subtask_crash and recovery_failure, a ``taskmanager`` for
-    taskmanager_loss, put_failure and slow_put, nothing for jobmanager_failover and
-    crash_before_metadata."""
+    (0-based), ``kind`` hits its target (`regionchaos.faultkinds.SCHEDULE_TARGETS`): a task
+    (``vertex`` + ``subtask``), a ``region``, a ``taskmanager``, or nothing (the job)."""
 
     checkpoint: Int = Field(..., ge=0, description="fault-phase checkpoint attempt (0-based)")
-    kind: Literal["decline", "timeout", "subtask_crash", "recovery_failure", "taskmanager_loss", "put_failure",
-                  "slow_put", "jobmanager_failover", "crash_before_metadata"]
+    kind: Literal[SCHEDULE_KINDS]  # type: ignore[valid-type] - the registry's kinds, by target
     vertex: Literal["source", "process"] | None = None
     subtask: Int | None = Field(None, ge=0)
     region: Int | None = Field(None, ge=0)
@@ -223,24 +213,15 @@ def schedule_dicts(entries: list[dict] | None) -> list[dict] | None:
     return None if entries is None else [{k: v for k, v in e.items() if v is not None} for e in entries]
 
 
-class Faults(_Strict):
-    """Fault mix: probabilities per checkpoint (per subtask, region, TM or job), or an explicit
-    ``schedule`` of faults that replaces the draws (the probabilities then only document the
-    mix the schedule came from)."""
+# one probability field per fault kind, and each kind's own parameters (regionchaos.faultkinds)
+FaultProbabilities = create_model("FaultProbabilities", __base__=_Strict, **probability_fields(Float))
 
-    decline: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask declines")
-    timeout: Float = Field(0.0, ge=0.0, le=1.0, description="a subtask neither acks nor declines")
-    subtask_crash: Float = Field(0.0, ge=0.0, le=1.0, description="a region fails over (per region)")
-    taskmanager_loss: Float = Field(0.0, ge=0.0, le=1.0, description="a TaskManager is lost (per TM)")
-    jobmanager_failover: Float = Field(0.0, ge=0.0, le=1.0, description="the JobManager fails over")
-    put_failure: Float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT fails (per TM)")
-    slow_put: Float = Field(0.0, ge=0.0, le=1.0, description="a state file PUT is too slow (per TM)")
-    crash_before_metadata: Float = Field(
-        0.0, ge=0.0, le=1.0, description="JM crashes between state upload and metadata commit"
-    )
-    recovery_failure: Float = Field(
-        0.0, ge=0.0, le=1.0, description="a restarted region fails again during recovery"
-    )
+
+class Faults(FaultProbabilities):  # type: ignore[misc, valid-type]
+    """Fault mix: probabilities per checkpoint (per subtask, region, TM or job), one per kind of
+    `regionchaos.faultkinds`, or an explicit ``schedule`` of faults that replaces the draws (the
+    probabilities then only document the mix the schedule came from)."""
+
     correlated_regions: Int = Field(
         1, ge=1, le=8192, description="a declining region drags this many neighbours with it"
     )
@@ -396,6 +377,7 @@ class Scenario(_Strict):
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
+        out["faults"] = unlisted_when_off(out["faults"])  # a kind added later, off: the dict as before it
         if self.faults.schedule is None:  # a drawn schedule: the dict (and the run id) as before schedules existed
             del out["faults"]["schedule"]
         else:

@@ -5,9 +5,11 @@ In:  the run being emulated (`regionchaos.emulator.Emulation`: its data flow, ne
      storage batch and settings), the pending checkpoint and the attempt's faults.
 Out: each expected subtask's response, handed to the coordinator as it arrives: a decline
      (drawn, or a failed state upload with file merging) or an ack with the states its
-     snapshot wrote (late when the task is silent or its PUT slow: after the timeout). Returns
-     the task side's own record of them (the TASK_RESPONSES event:
-     ``[vertex, subtask, response, at_ms, upload_ms, reason]``) and the objects written.
+     snapshot wrote (late when the task is silent or its PUT slow: after the timeout; never
+     when its TaskManager's acks are lost, ``ack_loss``). Returns the task side's own record of
+     them (the TASK_RESPONSES event: ``[vertex, subtask, response, at_ms, upload_ms, reason]``;
+     a lost ack is ``ack`` with ``at_ms`` null, it never arrived, its upload time, and reason
+     ``ack_loss``) and the objects written.
      On a completed checkpoint's notification (`notify`) the sink's subtasks commit and, after a
      global one, sources whose input ended finish (FLIP-147).
 """
@@ -32,6 +34,7 @@ from .scenario import Scenario
 from .workload.dataflow import PROCESS, SOURCE, SOURCE_OPERATORS, Dataflow
 
 UPLOAD_FAILED = "CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED"
+ACK_LOST = "ack_loss"  # the reason of an ack sent but never received: the fault kind's name
 
 
 class Run(Protocol):
@@ -82,6 +85,9 @@ def respond(em: Run, pending: PendingCheckpoint, faults: AttemptFaults) -> tuple
         # a silent task's ack, and a slow PUT's, arrive after the checkpoint timeout
         done = timeout + 1 + lat if slow else lat
         at = timeout + 1 + lat if task in faults.timeouts or slow else lat
+        if tm in faults.ack_losses:  # ack_loss: snapshot and upload done, the ack never arrives
+            responses.append([task[0], task[1], "ack", None, done, ACK_LOST])
+            continue
         responses.append([task[0], task[1], "ack", at, done, None])
         coord.receive_acknowledge(pending, task, states, at_ms=at)
     return responses, written

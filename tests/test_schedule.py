@@ -111,14 +111,14 @@ def test_the_cli_pins_a_seed_into_a_file_and_refuses_bad_input(tmp_path, capsys)
 
 def test_every_random_draw_of_a_seed_comes_from_the_nemesis_stream_table():
     """A seed replays bit for bit only while no two kinds of draw share a random stream: every
-    generator is made by `nemesis.stream_rng` from the one `Stream` table."""
+    generator is made by `faultkinds.stream_rng` from the one `Stream` table (the registry of fault kinds)."""
     from pathlib import Path
 
     import regionchaos
-    from regionchaos.nemesis import Stream
+    from regionchaos.faultkinds import Stream
 
     package = Path(regionchaos.__file__).parent
     makers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                     if "default_rng(" in p.read_text() or "np.random.seed(" in p.read_text())
-    assert makers == ["nemesis.py"]
+    assert makers == ["faultkinds.py"]
     assert len({int(s) for s in Stream}) == len(Stream)

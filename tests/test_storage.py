@@ -197,7 +197,7 @@ def test_failed_put_raises_once_then_succeeds(s3_server: EmbeddedS3) -> None:
 
     store.put("s/1", b"x")
     assert store.get("s/1") == b"x"
-    assert store.injected == [{"kind": "put_failed", "key": "s/1"}]
+    assert store.injected == [{"kind": "put_failure", "key": "s/1"}]
     assert store.stats.requests_by_op["PutObject"] == 1  # the faulted PUT sent nothing
 
 
@@ -228,7 +228,7 @@ def test_crash_before_metadata_commit(s3_server: EmbeddedS3) -> None:
         store.put_if_absent("chk-5/_metadata", b"meta")
     assert not isinstance(info.value, StorageError)  # storage retries must not eat a crash
     assert store.list_keys() == ["chk-5/state"]
-    assert store.injected == [{"kind": "crash_before_put", "key": "chk-5/_metadata"}]
+    assert store.injected == [{"kind": "crash_before_metadata", "key": "chk-5/_metadata"}]
 
     assert store.put_if_absent("chk-5/_metadata", b"meta") is True  # the crash fired once
 
@@ -239,7 +239,7 @@ def test_slow_put_waits_and_is_recorded(s3_server: EmbeddedS3) -> None:
     store.put("slow", b"x")
     assert time.monotonic() - started >= 0.15
     assert store.get("slow") == b"x"
-    assert store.injected == [{"kind": "put_slow", "key": "slow", "delay_ms": 150}]
+    assert store.injected == [{"kind": "slow_put", "key": "slow", "delay_ms": 150}]
 
 
 def test_fault_plan_is_validated() -> None:

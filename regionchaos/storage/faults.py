@@ -4,7 +4,9 @@ In:  a `FaultPlan` drawn by the caller (the nemesis) from the run's seed: which 
      and how many times, which PUTs are slow, and the key whose PUT "crashes the
      JobManager". Nothing here is random.
 Out: a `FaultyObjectStore` that behaves like `ObjectStore` except for the planned faults,
-     and `injected`: one dict per fault that fired, for the run's history.
+     and `injected`: one dict per fault that fired, for the run's history, under the name of
+     the fault kind that plans it (`regionchaos.faultkinds.STORAGE_PLANS`: ``put_failure``,
+     ``slow_put``, ``crash_before_metadata``; one vocabulary from the scenario to the history).
 
 Faults apply to `put`, `put_if_absent` and `put_many` (which calls `put`); keys in the plan
 are relative to the run prefix, like every key given to the store. A faulted PUT sends no
@@ -22,6 +24,7 @@ from typing import Any
 
 import pydantic
 
+from regionchaos.faultkinds import STORAGE_PLANS
 from regionchaos.storage.s3 import ObjectStore, StorageConfig, StorageError
 
 FAIL_ALWAYS = sys.maxsize  # a failed_put_keys count that never runs out
@@ -92,16 +95,16 @@ class FaultyObjectStore(ObjectStore):
         with self._lock:
             if self._crash_pending and key == self.plan.crash_before_key:
                 self._crash_pending = False
-                self._record("crash_before_put", key)
+                self._record(STORAGE_PLANS["crash_before_key"], key)
                 raise InjectedCrash(f"injected JobManager crash before PUT of {self.uri(key)}")
             left = self._failures_left.get(key, 0)
             if left > 0:
                 self._failures_left[key] = left - 1
-                self._record("put_failed", key)
+                self._record(STORAGE_PLANS["failed_put_keys"], key)
                 raise InjectedPutFailure(f"injected PUT failure of {self.uri(key)}")
             delay_ms = self.plan.slow_put_ms.get(key, 0)
             if delay_ms:
-                self._record("put_slow", key, delay_ms=delay_ms)
+                self._record(STORAGE_PLANS["slow_put_ms"], key, delay_ms=delay_ms)
         if delay_ms and not getattr(self.client, "in_memory", False):
             time.sleep(delay_ms / 1000)  # outside the lock: slows this PUT only
 
