@@ -67,7 +67,10 @@ def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions
 POLICIES = {  # scenario overrides per policy; "flip" is the catalogue as written
     "flip": {},
     "keep-forcing": {"execution.checkpointing.region.forced-global-failure": "keep-forcing"},
-    "pr": {"execution.checkpointing.region.semantics": "pr"},
+    # the PR's handler has one tier 2 of its own (its forced-global abort resets): a scenario that pins the
+    # FLIP's alternative (keep-forcing, e.g. ack-loss) runs it as reset-counter, which the PR does anyway
+    "pr": {"execution.checkpointing.region.semantics": "pr",
+           "execution.checkpointing.region.forced-global-failure": "reset-counter"},
 }
 
 
