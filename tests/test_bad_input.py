@@ -85,6 +85,9 @@ CASES = [  # (arguments, the field the message must name, a phrase of the reason
     (["--set", "faults.correlated_regions=5"], "faults.correlated_regions", "pipeline region"),
     (["--set", "topology.taskmanagers=5"], "topology.taskmanagers", "at most one TaskManager"),
     (["--set", "expect.invariant=no_such_invariant"], "expect.invariant", "not an invariant"),
+    (["--set", "execution.checkpointing.region.semantics=pr", "--set",
+      "execution.checkpointing.region.forced-global-failure=keep-forcing"],
+     "execution.checkpointing.region.forced-global-failure", "has no effect under"),
     (["--scenario", "../../x"], "scenario", "unknown scenario"),
     (["--scenario", "../../x.yaml"], "scenario", "unknown scenario"),
 ]
