@@ -5,8 +5,8 @@ started from scripts/airflow-env.sh in a scratch AIRFLOW_HOME on SQLite, bound t
 In:  a scratch home, the components to start, extra environment (e.g. the run storage).
 Out: `start_airflow` (a context manager yielding an `Airflow` handle: REST calls with a
      token, the DAG's runs, the components' logs); every process is stopped on exit, by
-     its own process group. Used by tests/test_airflow_browser.py and
-     tests/test_airflow_e2e.py.
+     its own process group. Used by tests/test_airflow_e2e.py; tests/test_airflow_browser.py
+     uses the `Airflow` handle on the Airflow scripts/ui.sh starts.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class Airflow:
     home: Path
     user: str = "admin"
     procs: list[subprocess.Popen] = field(default_factory=list)
+    log_glob: str = "*.out"  # the components' logs under `home` (scripts/ui.sh: ui/*.log)
 
     def token(self) -> str:
         body = json.dumps({"username": self.user, "password": self.password}).encode()
@@ -77,7 +78,7 @@ class Airflow:
         return body["dag_runs"]
 
     def logs(self) -> str:
-        return "\n".join(f"== {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.home.glob("*.out")))
+        return "\n".join(f"== {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.home.glob(self.log_glob)))
 
 
 def wait_for(what: str, check, timeout_s: float, airflow: Airflow | None = None, every_s: float = 1.0):
