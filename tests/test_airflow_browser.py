@@ -369,11 +369,14 @@ def test_an_invalid_manual_run_is_red_with_its_note_and_its_chaos_report_link(pa
     page.get_by_role("row").filter(has_text="publish_report").wait_for()
     badge = page.get_by_test_id("state-badge").first  # the run's, in the page's header
     state_text = badge.inner_text().strip()
-    badge_colour = badge.evaluate("e => getComputedStyle(e).backgroundColor")
+    # the badge's colour as sRGB bytes: Airflow 3 writes colours as oklch(), a 1-pixel canvas converts
+    badge_colour = badge.evaluate("""e => { const c = document.createElement('canvas').getContext('2d');
+        c.fillStyle = getComputedStyle(e).backgroundColor; c.fillRect(0, 0, 1, 1);
+        return Array.from(c.getImageData(0, 0, 1, 1).data.slice(0, 3)); }""")
     page.screenshot(path=SHOTS / "12-invalid-run-failed.png")
     assert invalid_run.state == "failed", airflow.logs()
     assert state_text == "Failed"
-    red, green, blue = map(int, re.findall(r"\d+", badge_colour)[:3])
+    red, green, blue = badge_colour
     assert red > 150 and green < 100 and blue < 100, badge_colour  # Airflow's red of failed
 
     failed = [c["name"] for c in stored_summary(airflow, invalid_run.key)["checks"] if not c["success"]]
@@ -430,7 +433,8 @@ def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(
         assert invalid_run.key in index_text and "notifications" in index_text
 
         rows.filter(has_text="notifications").click()  # a row's script opens its validation page
-        unexpected = docs.locator("table").filter(has=docs.locator("th", has_text="checkpoint_id"))
+        # the failed rule's own table of unexpected rows (nested in GX's results table: the innermost one)
+        unexpected = docs.locator("table:not(:has(table))").filter(has=docs.locator("th", has_text="checkpoint_id"))
         unexpected.first.wait_for()
         page.screenshot(path=SHOTS / "17-datadocs-notifications-unexpected-rows.png")
         page_text = docs.locator("body").inner_text()
