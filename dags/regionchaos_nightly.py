@@ -1,7 +1,7 @@
 """Nightly chaos matrix: the catalogue scenarios, one mapped task group per scenario.
 
-Wiring only: task bodies live in ``regionchaos_airflow``; pyspark, GX and boto3 are
-imported inside tasks.
+Wiring only: the tasks, defined at module level and wired by the DAG function, call into
+``regionchaos_airflow``; pyspark, GX and boto3 are imported inside tasks.
 
 Schedule: 02:00 UTC every day (`NIGHTLY`), no catch-up, and no start date: Airflow 3's cron
 timetable then makes the first run wait for the next 02:00 after the DAG appears (unpausing
@@ -30,6 +30,76 @@ DEFAULT_SWARM_SEEDS = 100  # ~1 min on the fast path; opt in to more through `sw
 def nightly_scenarios() -> list[str]:
     """The default matrix: every catalogue scenario but the heavy ones."""
     return [name for name in scenario_names() if name not in HEAVY_SCENARIOS]
+
+
+@task
+def plan_runs() -> list[dict[str, Any]]:
+    """One run entry per selected scenario; run ids keyed by this DAG run."""
+    from regionchaos.scenario import load
+    from regionchaos_airflow.runs import run_key
+
+    context = get_current_context()
+    plan = []
+    for name in context["params"]["scenarios"]:
+        scenario = load(name)
+        plan.append({
+            "run_id": run_key("nightly", context["dag_run"].run_id, name),
+            "scenario_name": name,
+            "scenario": scenario.to_dict(),
+            "mutant": None,
+            "expect": scenario.expect.verdict,
+            "invariant": scenario.expect.invariant,
+        })
+    return plan
+
+
+@task_group
+def run_scenario(entry: dict[str, Any]):
+    """Emulate, validate and publish the report of one scenario."""
+    return add_scenario_run(entry)
+
+
+@task(execution_timeout=timedelta(hours=2), multiple_outputs=False)
+def swarm_sample() -> dict[str, Any]:
+    """`swarm_seeds` smoke seeds on the fast path, first seed from the run's date."""
+    from regionchaos.fastswarm import fast_swarm
+    from regionchaos_airflow.runs import dated_first_seed, swarm_rows
+    from regionchaos_airflow.storage import resolve_storage
+
+    context = get_current_context()
+    seeds = context["params"]["swarm_seeds"]
+    if not seeds:
+        return {"seeds": 0, "rows": []}
+    dag_run = context["dag_run"]
+    first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
+    result = fast_swarm("smoke", seeds, first_seed=first, storage=resolve_storage())
+    print(f"swarm {result['swarm_id']}: {result['judged']} seeds, {result['verdicts']}, "
+          f"{len(result['failing'])} failing, {result['wall_seconds']} s", flush=True)
+    return {"seeds": seeds, "rows": swarm_rows(result)}
+
+
+@task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
+def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
+              swarm: dict[str, Any] | None) -> dict[str, Any]:
+    """Fail when a scenario is not as expected (a missing row counts as a failure) or
+    the swarm sample has an unexplained invalid, unknown or missing seed."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from regionchaos_airflow.operators import NOTE_XCOM, nightly_note
+    from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows
+
+    rows = mapped_rows(rows)
+    for row in rows:
+        print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
+    problems = judge_nightly(plan, rows)
+    if swarm is None:
+        problems.append("swarm sample: no result (its task failed)")
+    elif swarm["seeds"]:
+        problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])]
+    get_current_context()["ti"].xcom_push(NOTE_XCOM, nightly_note(plan, rows, swarm, problems))
+    if problems:
+        raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
+    return {"runs": len(rows), "problems": []}
 
 
 @dag(
@@ -75,72 +145,6 @@ def regionchaos_nightly():
     (`expect: invalid`) is not invalid for the invariant it names, or a swarm seed is
     invalid (beyond a recorded finding's invariants) or unknown.
     """
-
-    @task
-    def plan_runs() -> list[dict[str, Any]]:
-        """One run entry per selected scenario; run ids keyed by this DAG run."""
-        from regionchaos.scenario import load
-        from regionchaos_airflow.runs import run_key
-
-        context = get_current_context()
-        plan = []
-        for name in context["params"]["scenarios"]:
-            scenario = load(name)
-            plan.append({
-                "run_id": run_key("nightly", context["dag_run"].run_id, name),
-                "scenario_name": name,
-                "scenario": scenario.to_dict(),
-                "mutant": None,
-                "expect": scenario.expect.verdict,
-                "invariant": scenario.expect.invariant,
-            })
-        return plan
-
-    @task_group
-    def run_scenario(entry: dict[str, Any]):
-        """Emulate, validate and publish the report of one scenario."""
-        return add_scenario_run(entry)
-
-    @task(execution_timeout=timedelta(hours=2), multiple_outputs=False)
-    def swarm_sample() -> dict[str, Any]:
-        """`swarm_seeds` smoke seeds on the fast path, first seed from the run's date."""
-        from regionchaos.fastswarm import fast_swarm
-        from regionchaos_airflow.runs import dated_first_seed, swarm_rows
-        from regionchaos_airflow.storage import resolve_storage
-
-        context = get_current_context()
-        seeds = context["params"]["swarm_seeds"]
-        if not seeds:
-            return {"seeds": 0, "rows": []}
-        dag_run = context["dag_run"]
-        first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
-        result = fast_swarm("smoke", seeds, first_seed=first, storage=resolve_storage())
-        print(f"swarm {result['swarm_id']}: {result['judged']} seeds, {result['verdicts']}, "
-              f"{len(result['failing'])} failing, {result['wall_seconds']} s", flush=True)
-        return {"seeds": seeds, "rows": swarm_rows(result)}
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
-    def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
-                  swarm: dict[str, Any] | None) -> dict[str, Any]:
-        """Fail when a scenario is not as expected (a missing row counts as a failure) or
-        the swarm sample has an unexplained invalid, unknown or missing seed."""
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from regionchaos_airflow.operators import NOTE_XCOM, nightly_note
-        from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows
-
-        rows = mapped_rows(rows)
-        for row in rows:
-            print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
-        problems = judge_nightly(plan, rows)
-        if swarm is None:
-            problems.append("swarm sample: no result (its task failed)")
-        elif swarm["seeds"]:
-            problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])]
-        get_current_context()["ti"].xcom_push(NOTE_XCOM, nightly_note(plan, rows, swarm, problems))
-        if problems:
-            raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
-        return {"runs": len(rows), "problems": []}
 
     plan = plan_runs()
     summarize(plan, run_scenario.expand(entry=plan), swarm_sample())

@@ -1,7 +1,7 @@
 """Swarm: many seeds of a small scenario, each seed drawing its own fault mix.
 
-Wiring only: pure helpers live in ``regionchaos_airflow``; pyspark, GX and boto3 are
-imported inside tasks.
+Wiring only: the tasks, defined at module level and wired by the DAG function, call pure
+helpers in ``regionchaos_airflow``; pyspark, GX and boto3 are imported inside tasks.
 """
 
 from __future__ import annotations
@@ -12,6 +12,75 @@ from typing import Any
 from airflow.sdk import CronTriggerTimetable, TriggerRule, dag, get_current_context, task
 
 from regionchaos_airflow.params import swarm_params
+
+
+@task
+def plan_batches() -> list[dict[str, Any]]:
+    """Seed batches (the first seed derived from the run's date when not given)."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from regionchaos.scenario import check_mutant, load
+    from regionchaos_airflow.params import check_swarm_conf
+    from regionchaos_airflow.runs import dated_first_seed
+
+    context = get_current_context()
+    params, dag_run = context["params"], context["dag_run"]
+    errors = check_swarm_conf(dict(params))  # the trigger check's, for runs created around it
+    if errors:
+        raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
+    scenario = load(params["scenario"], overrides={"faults.swarm": True})
+    mutant = check_mutant(params["mutant"])
+    first = params["first_seed"]
+    if first is None:
+        first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
+    size, total = params["batch_size"], params["seeds"]
+    return [
+        {"batch": i // size, "scenario_name": scenario.name, "first_seed": first + i,
+         "seeds": min(size, total - i), "mutant": mutant}
+        for i in range(0, total, size)
+    ]
+
+
+@task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
+def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
+    from regionchaos.fastswarm import fast_swarm
+    from regionchaos_airflow.runs import swarm_rows
+    from regionchaos_airflow.storage import resolve_storage
+
+    first, count = batch["first_seed"], batch["seeds"]
+    get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
+    result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
+                        storage=resolve_storage())
+    rows = swarm_rows(result)
+    for run in rows:
+        if run["verdict"] != "valid":
+            print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {run['replay']}; "
+                  f"deep replay: {run['replay_deep']}", flush=True)
+    print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} failing, "
+          f"{result['unknown']} unknown in {result['wall_seconds']} s; tables: {result['prefix']}tables/",
+          flush=True)
+    return rows
+
+
+@task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
+def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from regionchaos_airflow.operators import NOTE_XCOM, swarm_note
+    from regionchaos_airflow.runs import judge_swarm
+
+    rows = [row for batch_rows in results if batch_rows for row in batch_rows]
+    seeds = sum(batch["seeds"] for batch in batches)
+    mutant = batches[0]["mutant"] if batches else None
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
+    print(f"swarm: {seeds} seeds, {counts}")
+    problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
+    get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, seeds=seeds, mutant=mutant, problems=problems))
+    if problems:
+        raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
+    return {"seeds": seeds, **counts}
 
 
 @dag(
@@ -36,72 +105,6 @@ def regionchaos_swarm():
     replay lines and fails the DAG run on any invalid or unknown seed (with a mutant: when
     no seed caught it).
     """
-
-    @task
-    def plan_batches() -> list[dict[str, Any]]:
-        """Seed batches (the first seed derived from the run's date when not given)."""
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from regionchaos.scenario import check_mutant, load
-        from regionchaos_airflow.params import check_swarm_conf
-        from regionchaos_airflow.runs import dated_first_seed
-
-        context = get_current_context()
-        params, dag_run = context["params"], context["dag_run"]
-        errors = check_swarm_conf(dict(params))  # the trigger check's, for runs created around it
-        if errors:
-            raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
-        scenario = load(params["scenario"], overrides={"faults.swarm": True})
-        mutant = check_mutant(params["mutant"])
-        first = params["first_seed"]
-        if first is None:
-            first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
-        size, total = params["batch_size"], params["seeds"]
-        return [
-            {"batch": i // size, "scenario_name": scenario.name, "first_seed": first + i,
-             "seeds": min(size, total - i), "mutant": mutant}
-            for i in range(0, total, size)
-        ]
-
-    @task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
-    def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
-        """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
-        from regionchaos.fastswarm import fast_swarm
-        from regionchaos_airflow.runs import swarm_rows
-        from regionchaos_airflow.storage import resolve_storage
-
-        first, count = batch["first_seed"], batch["seeds"]
-        get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
-        result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
-                            storage=resolve_storage())
-        rows = swarm_rows(result)
-        for run in rows:
-            if run["verdict"] != "valid":
-                print(f"seed {run['seed']}: {run['verdict']} {run['failed']}; replay: {run['replay']}; "
-                      f"deep replay: {run['replay_deep']}", flush=True)
-        print(f"batch {batch['batch']}: {result['judged']} judged, {len(result['failing'])} failing, "
-              f"{result['unknown']} unknown in {result['wall_seconds']} s; tables: {result['prefix']}tables/",
-              flush=True)
-        return rows
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
-    def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
-        """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
-        from airflow.sdk.exceptions import AirflowFailException
-
-        from regionchaos_airflow.operators import NOTE_XCOM, swarm_note
-        from regionchaos_airflow.runs import judge_swarm
-
-        rows = [row for batch_rows in results if batch_rows for row in batch_rows]
-        seeds = sum(batch["seeds"] for batch in batches)
-        mutant = batches[0]["mutant"] if batches else None
-        counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
-        print(f"swarm: {seeds} seeds, {counts}")
-        problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
-        get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, seeds=seeds, mutant=mutant, problems=problems))
-        if problems:
-            raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
-        return {"seeds": seeds, **counts}
 
     batches = plan_batches()
     summarize(batches, run_batch.expand(batch=batches))

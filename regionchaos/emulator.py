@@ -273,7 +273,7 @@ class Emulation:
         self.stats["triggered"] += 1
         self.log(Kind.CHECKPOINT_TRIGGERED, checkpoint_id=cid, forced_global=pending.forced_global,
                  final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
-                 counter=coord.consecutive_regional)
+                 counter=coord.counters.consecutive_regional)
         responses, written = respond(self, pending, faults)
         self.log(Kind.TASK_RESPONSES, checkpoint_id=cid, tasks=responses)
         outcome = coord.complete_pending_checkpoint(pending)

@@ -114,7 +114,7 @@ class Failover:
         missing = self._missing_on_storage(live)
         orphans = self.em.persistence.delete_orphans(live)
         self.em.log(Kind.JOBMANAGER_FAILOVER, cause=cause, recovered=[c.checkpoint_id for c in store.retained],
-                    next_checkpoint_id=next_id, counter=self.em.coordinator.consecutive_regional,
+                    next_checkpoint_id=next_id, counter=self.em.coordinator.counters.consecutive_regional,
                     orphans_deleted=len(orphans), orphan_keys=sorted(orphans), missing_objects=missing)
         if latest is None:
             self.restart_from_scratch(cause)

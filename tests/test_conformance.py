@@ -156,7 +156,7 @@ def test_success_path_completes_with_state_merge():
     entries = o.checkpoint.operator_states
     assert entries[("source", 0)].ref_checkpoint_id is None
     assert {entries[(op, 0)].ref_checkpoint_id for op in ("union", "rules")} == {1}
-    assert coord.consecutive_regional == 1
+    assert coord.counters.consecutive_regional == 1
 
 
 def test_success_path_failed_region_without_historical_subtask_state_still_completes():
@@ -181,7 +181,7 @@ def test_success_path_counter_increments_then_resets_on_global_checkpoint():
     coord, owned = _multi_region()
     counters = [_decline_sink_ack_source(coord, owned).counter_after for _ in range(2)]
     assert counters == [1, 2]
-    assert (_respond(coord, owned).status, coord.consecutive_regional) == (GLOBAL, 0)
+    assert (_respond(coord, owned).status, coord.counters.consecutive_regional) == (GLOBAL, 0)
 
 
 def test_success_path_coordinator_fallback_state_written():
@@ -231,7 +231,7 @@ def test_state_assembly_consecutive_limit_zero_without_history_aborts():
     complete the current checkpoint and aborts this one for having no historical checkpoint."""
     coord, owned = _multi_region(max_consecutive=0, history=False)
     o = _decline_sink_ack_source(coord, owned)
-    assert (o.status, o.reason, coord.consecutive_regional) == (C.ABORTED, C.R_NO_PREVIOUS, 0)
+    assert (o.status, o.reason, coord.counters.consecutive_regional) == (C.ABORTED, C.R_NO_PREVIOUS, 0)
 
 
 def test_state_assembly_failure_ratio_exceeded_aborts():
@@ -278,7 +278,7 @@ def test_consecutive_limit_within_limit():
     max 2, counter 0: REGIONAL, counter 1 < 2."""
     coord, owned = _multi_region(max_consecutive=2)
     o = _decline_sink_ack_source(coord, owned)
-    assert (o.status, coord.consecutive_regional, coord.force_global_next) == (REGIONAL, 1, False)
+    assert (o.status, coord.counters.consecutive_regional, coord.counters.force_global_next) == (REGIONAL, 1, False)
 
 
 def test_consecutive_limit_tier1_forces_global_after_limit_reached():
@@ -287,7 +287,7 @@ def test_consecutive_limit_tier1_forces_global_after_limit_reached():
     is set after it (1 >= 0) and the next checkpoint is forced."""
     coord, owned = _multi_region(max_consecutive=0)
     o = _decline_sink_ack_source(coord, owned)
-    assert (o.status, coord.consecutive_regional, coord.force_global_next) == (REGIONAL, 1, True)
+    assert (o.status, coord.counters.consecutive_regional, coord.counters.force_global_next) == (REGIONAL, 1, True)
     assert coord.trigger_checkpoint().forced_global
 
 
@@ -296,10 +296,10 @@ def test_consecutive_limit_tier2_forced_failure_resets_counter_and_flag():
     max 1; REGIONAL sets the flag; the forced
     checkpoint with a decline aborts and resets both."""
     coord, owned = _multi_region(max_consecutive=1)
-    assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.force_global_next
+    assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.counters.force_global_next
     o = _decline_sink_ack_source(coord, owned)
     assert (o.status, o.forced_global, o.reason) == (C.ABORTED, True, C.R_FORCED_GLOBAL)
-    assert (coord.consecutive_regional, coord.force_global_next) == (0, False)
+    assert (coord.counters.consecutive_regional, coord.counters.force_global_next) == (0, False)
 
 
 def test_consecutive_limit_count_reset_after_global_checkpoint():
@@ -307,7 +307,7 @@ def test_consecutive_limit_count_reset_after_global_checkpoint():
     every task acks: GLOBAL, counter 0, one retained."""
     coord, owned = _multi_region(max_consecutive=10, history=False)
     o = _respond(coord, owned)
-    assert (o.status, coord.consecutive_regional, len(coord.store.retained)) == (GLOBAL, 0, 1)
+    assert (o.status, coord.counters.consecutive_regional, len(coord.store.retained)) == (GLOBAL, 0, 1)
 
 
 def test_consecutive_limit_config_determines_force_global_after_limit():
@@ -317,7 +317,7 @@ def test_consecutive_limit_config_determines_force_global_after_limit():
     for max_consecutive in (1, 0):
         coord, owned = _multi_region(max_consecutive=max_consecutive)
         o = _decline_sink_ack_source(coord, owned)
-        assert (o.status, o.counter_after, coord.force_global_next) == (REGIONAL, 1, True)
+        assert (o.status, o.counter_after, coord.counters.force_global_next) == (REGIONAL, 1, True)
 
 
 # -- RegionalCheckpointBoundedSourceTest (apache/flink f9db1218) -------------------------------
@@ -332,7 +332,7 @@ def test_bounded_source_all_sources_finished_forces_global():
     assert _decline_sink_ack_source(coord, owned).status == REGIONAL
     coord.sources_exhausted = True
     o = _decline_sink_ack_source(coord, owned)
-    assert (o.status, o.forced_global, o.reason, coord.consecutive_regional) == (
+    assert (o.status, o.forced_global, o.reason, coord.counters.consecutive_regional) == (
         C.ABORTED, True, C.R_FORCED_GLOBAL, 0)
 
 
@@ -344,7 +344,7 @@ def test_bounded_source_all_sources_finished_global_succeeds():
     coord.sources_exhausted = True
     o = _respond(coord, owned)
     assert (o.status, o.forced_global) == (GLOBAL, True)
-    assert (coord.consecutive_regional, coord.force_global_next, len(coord.store.retained)) == (0, False, 1)
+    assert (coord.counters.consecutive_regional, coord.counters.force_global_next, len(coord.store.retained)) == (0, False, 1)
 
 
 # -- RegionalCheckpointTimeoutTest (apache/flink 528c1d26) -------------------------------------
@@ -358,7 +358,7 @@ def test_timeout_triggers_regional_path_when_enabled():
     coord, owned = _multi_region(max_consecutive=5)
     o = _respond(coord, owned, silent={SINK})
     assert (o.status, o.timed_out, o.failed_regions) == (REGIONAL, (SINK,), (coord.regions[SINK],))
-    assert o.reason != C.R_EXPIRED and coord.consecutive_regional == 1
+    assert o.reason != C.R_EXPIRED and coord.counters.consecutive_regional == 1
 
 
 def test_timeout_follows_original_path_when_disabled():
@@ -367,7 +367,7 @@ def test_timeout_follows_original_path_when_disabled():
     (``CHECKPOINT_EXPIRED``), the counter stays 0."""
     coord, owned = _multi_region(region=False, history=False)
     o = _respond(coord, owned, silent={SINK})
-    assert (o.status, o.reason, coord.consecutive_regional) == (C.ABORTED, C.R_EXPIRED, 0)
+    assert (o.status, o.reason, coord.counters.consecutive_regional) == (C.ABORTED, C.R_EXPIRED, 0)
 
 
 def test_timeout_during_forced_global_triggers_tier2_reset():
@@ -375,10 +375,10 @@ def test_timeout_during_forced_global_triggers_tier2_reset():
     max 0; a regional checkpoint sets the flag;
     the forced one times out on the sink: tier 2, counter and flag reset."""
     coord, owned = _multi_region(max_consecutive=0)
-    assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.force_global_next
+    assert _decline_sink_ack_source(coord, owned).status == REGIONAL and coord.counters.force_global_next
     o = _respond(coord, owned, silent={SINK})
     assert (o.status, o.forced_global, o.reason) == (C.ABORTED, True, C.R_FORCED_GLOBAL)
-    assert (coord.consecutive_regional, coord.force_global_next) == (0, False)
+    assert (coord.counters.consecutive_regional, coord.counters.force_global_next) == (0, False)
 
 
 # -- RegionalCheckpointDeferredAbortTest (apache/flink 528c1d26) -------------------------------

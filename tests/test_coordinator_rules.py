@@ -24,7 +24,7 @@ def test_all_regions_ack_is_global_and_resets_counter():
     coord, owned = _fresh()
     assert run_checkpoint(coord, owned).status == GLOBAL
     assert run_checkpoint(coord, owned, fail={("src", 1)}).status == REGIONAL
-    assert coord.consecutive_regional == 1
+    assert coord.counters.consecutive_regional == 1
     o = run_checkpoint(coord, owned)
     assert (o.status, o.counter_before, o.counter_after) == (GLOBAL, 1, 0)
     assert all(s.ref_checkpoint_id is None for s in o.checkpoint.operator_states.values())

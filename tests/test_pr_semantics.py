@@ -72,7 +72,7 @@ def test_counter_after_jobmanager_failover(semantics):
     assert run_checkpoint(coord, owned, fail=_region_tasks(0)).status == REGIONAL
     assert run_checkpoint(coord, owned, fail=_region_tasks(0)).status == REGIONAL
     new = coordinator(semantics=semantics, max_consecutive=2, store=coord.store, first_id=coord.next_checkpoint_id)
-    assert new.consecutive_regional == (2 if semantics == "flip" else 0)
+    assert new.counters.consecutive_regional == (2 if semantics == "flip" else 0)
     assert new.trigger_checkpoint().forced_global is (semantics == "flip")
 
 
@@ -143,7 +143,7 @@ def test_silent_task_in_a_forced_checkpoint_is_tier_2(semantics):
     o = run_checkpoint(coord, owned, silent={("proc", 2)})
     assert (o.status, o.forced_global, o.reason, o.counter_after) == (C.ABORTED, True, C.R_FORCED_GLOBAL, 0)
     if semantics == "pr":
-        assert not coord.force_global_next
+        assert not coord.counters.force_global_next
     assert not coord.trigger_checkpoint().forced_global
 
 
@@ -233,7 +233,7 @@ def test_savepoint_decline_aborts_at_once(semantics):
     o = coord.receive_decline(sp, ("src", 2), "CHECKPOINT_DECLINED")
     assert o is not None and (o.status, o.reason, o.savepoint, o.job_failed) == (
         C.ABORTED, C.R_SAVEPOINT_DECLINED, True, False)
-    assert (coord.consecutive_regional, coord.failed_checkpoints) == (1, 0)
+    assert (coord.counters.consecutive_regional, coord.counters.failed_checkpoints) == (1, 0)
     for task in sorted(sp.expected - {("src", 2)}):
         coord.receive_acknowledge(sp, task, ack_states(sp.checkpoint_id, task, owned))
     assert coord.complete_pending_checkpoint(sp) is o  # later acks do not revive it

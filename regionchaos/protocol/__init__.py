@@ -5,5 +5,9 @@
 - checkpoint: CompletedCheckpoint metadata
 - store: CompletedCheckpointStore and the cleaner
 - enumerator: the split enumerator (OperatorCoordinator) and its region fallback
-- coordinator: the CheckpointCoordinator's decisions, notifications and restores
+- holder: the coordinator's side of the enumerator (snapshot, region fallback, resets)
+- coordinator: the CheckpointCoordinator's order of events, notifications and restores, with
+  pending (a checkpoint's responses and outcome), decision (what they decide), rules (the
+  abort and counter rules, the settings), counters (the counter, the forced flag, the failed
+  checkpoints), merge (the merged checkpoint) and assignment (the state each task restores)
 """

@@ -2,12 +2,15 @@
 PROTOCOL.md section 5).
 
 In:  the job graph at the parallelism it restarts with, each operator's redistribution mode,
-     and the completed checkpoint it restores from.
+     the completed checkpoint it restores from, and on a region failover the coordinator's
+     fallback table.
 Out: per task, its operators' OperatorSubtaskStates: the task's own entries, every subtask's
      union list, or the entries redistributed to a new parallelism, with channel state
-     following its channel (split) to the subtask that now reads it.
+     following its channel (split) to the subtask that now reads it; on a region failover, the
+     region's tasks' fallback entries; and the fallback table (what each task falls back to in
+     a regional checkpoint) after a completion or a global restore.
 
-Pure: the coordinator decides when to restore and keeps the result as its fallback table.
+Pure: the coordinator decides when to restore and keeps the fallback table.
 """
 
 from __future__ import annotations
@@ -43,6 +46,32 @@ def fallback_table(graph: JobGraph, cp: CompletedCheckpoint, *, gaps_allowed: bo
         elif not gaps_allowed:
             raise KeyError(f"checkpoint {cp.checkpoint_id} has no entry for {t}")
     return table
+
+
+def fallback_after_restore(graph: JobGraph, latest: CompletedCheckpoint, restored: dict[Task, States], *,
+                           rescaled: bool, pr: bool) -> dict[Task, tuple[States, int]]:
+    """The fallback table after a global restore from ``latest`` into ``restored``. Rescaled
+    under the FLIP: a new subtask that fails its first checkpoint falls back to its redistributed
+    restored state, ref = the checkpoint restored from. Otherwise ``latest``'s own entries (the
+    PR, as implemented, after a rescale too: the failed subtask's index in L, at L's old
+    parallelism)."""
+    if rescaled and not pr:
+        return {t: (states, latest.checkpoint_id) for t, states in restored.items()}
+    return fallback_table(graph, latest, gaps_allowed=pr)
+
+
+def region_states(graph: JobGraph, operator_modes: dict[str, str], latest: CompletedCheckpoint | None,
+                  fallback: dict[Task, tuple[States, int]], tasks: list[Task]) -> dict[Task, States]:
+    """What each of ``tasks`` restarts from on a region failover: its fallback entry (its
+    entries in the latest completed checkpoint, possibly older, referenced handles), empty
+    without one; union state from every subtask of ``latest``, always (StateAssignmentOperation)."""
+    out = {}
+    for task in tasks:
+        states = fallback[task][0] if task in fallback else empty_states(graph, task)
+        if latest is not None:
+            states = {**states, **union_lists(graph, operator_modes, latest, task)}
+        out[task] = states
+    return out
 
 
 def source_splits(states_by_task: dict[Task, States], source_vertex: str, source_operator: str) -> dict[int, list]:

@@ -4,7 +4,9 @@ regions' references, and what each task is told (PROTOCOL.md sections 3.2 and 4)
 In:  the tasks (in the graph's order) and their regions, the checkpoint's failed regions, the acks of the pending
      checkpoint, each task's fallback (its states in the latest completed checkpoint and that
      checkpoint's id), and the checkpoint's kind.
-Out: the entries keyed (operator, subtask index) and each task's notification.
+Out: the entries keyed (operator, subtask index) and each task's notification; and the
+     CompletedCheckpoint built from the entries (with every operator's parallelism, the source
+     coordinator's state and the counter after the completion).
 
 Pure: the coordinator decides the kind; this puts the checkpoint together.
 
@@ -21,9 +23,9 @@ state), so there every failed-region entry is a reference.
 from __future__ import annotations
 
 from .assignment import States
-from .checkpoint import GLOBAL
+from .checkpoint import GLOBAL, CompletedCheckpoint
 from .state import OperatorSubtaskState
-from .topology import Task
+from .topology import JobGraph, Task
 
 # notification kinds
 N_COMPLETE = "complete"
@@ -55,3 +57,21 @@ def merge_entries(tasks: list[Task], regions: dict[Task, int], failed_regions: t
         for op, st in states.items():
             entries[(op, task[1])] = st
     return entries, notifications
+
+
+def completed_checkpoint(checkpoint_id: int, kind: str, graph: JobGraph,
+                         operator_states: dict[tuple[str, int], OperatorSubtaskState], coordinator_state: dict,
+                         consecutive_regional: int, *, failed_regions: tuple[int, ...],
+                         num_regions: int) -> CompletedCheckpoint:
+    """The CompletedCheckpoint of ``kind`` with these entries, every operator's parallelism in
+    ``graph``, the source coordinator's state, and the counter after the completion."""
+    return CompletedCheckpoint(
+        checkpoint_id=checkpoint_id,
+        checkpoint_type=kind,
+        parallelism={op: graph.vertex(v).parallelism for v, op in graph.operators()},
+        operator_states=operator_states,
+        coordinator_state=coordinator_state,
+        consecutive_regional=consecutive_regional,
+        failed_regions=failed_regions,
+        num_regions=num_regions,
+    )

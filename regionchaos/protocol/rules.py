@@ -8,7 +8,7 @@ Out: the reason checkpoint N is ABORTED, or None when it may complete REGIONAL (
      coordinator then still asks the source's coordinator for its region fallback).
 
 Each function checks its rules in the order its source does; the first that fires names the
-abort. Pure: the coordinator owns the counter and the forced flag these rules lead to.
+abort. Pure: `regionchaos.protocol.counters` holds the counter and the forced flag these rules lead to.
 
 The counter rules (tiers 1 and 2 of 3.3 / 3.4) are here too, as functions of the counter and
 the PR's forced flag: whether a trigger is forced, and both values after a completion or an

@@ -277,14 +277,10 @@ class ObjectStore:
 
     def _put_conditional(self, key: str, body: bytes, **condition: str) -> str | None:
         full = self.full_key(key)
-        try:
-            response = self._call("PutObject", full, self.client.put_object, bytes_written=len(body),
-                                  Bucket=self.config.bucket, Key=full, Body=body, **condition)
-        except StorageError as exc:
-            if _error_code(exc.__cause__) in _CONDITION_FAILED_CODES:
-                return None
-            raise
-        return str(response.get("ETag") or "")
+        response = self._call_unless(_CONDITION_FAILED_CODES, "PutObject", full, self.client.put_object,
+                                     bytes_written=len(body), Bucket=self.config.bucket, Key=full, Body=body,
+                                     **condition)
+        return None if response is None else str(response.get("ETag") or "")
 
     def get_with_etag(self, key: str) -> tuple[bytes, str] | None:
         """The object's bytes and ETag, or None if there is none."""
@@ -294,27 +290,18 @@ class ObjectStore:
             response = self.client.get_object(Bucket=self.config.bucket, Key=full)
             return response["Body"].read(), str(response.get("ETag") or "")
 
-        try:
-            body, etag = self._call("GetObject", full, get)
-        except StorageError as exc:
-            if _error_code(exc.__cause__) in _MISSING_CODES:
-                return None
-            raise
-        self.stats.add_bytes_read(len(body))
-        return body, etag
+        found = self._call_unless(_MISSING_CODES, "GetObject", full, get)
+        if found is not None:
+            self.stats.add_bytes_read(len(found[0]))
+        return found
 
     def delete_if_match(self, key: str, etag: str) -> bool:
         """Delete the object only if it is still the one with `etag` (``If-Match``); True if
         deleted, False if it changed or is gone."""
         full = self.full_key(key)
-        try:
-            self._call("DeleteObject", full, self.client.delete_object,
-                       Bucket=self.config.bucket, Key=full, IfMatch=etag)
-        except StorageError as exc:
-            if _error_code(exc.__cause__) in _CONDITION_FAILED_CODES | _MISSING_CODES:
-                return False
-            raise
-        return True
+        response = self._call_unless(_CONDITION_FAILED_CODES | _MISSING_CODES, "DeleteObject", full,
+                                     self.client.delete_object, Bucket=self.config.bucket, Key=full, IfMatch=etag)
+        return response is not None
 
     def get(self, key: str) -> bytes:
         """The object's bytes; ObjectMissing if there is none."""
@@ -329,25 +316,16 @@ class ObjectStore:
         def get_body() -> bytes:  # reading the stream inside _call translates its errors
             return self.client.get_object(Bucket=self.config.bucket, Key=full)["Body"].read()
 
-        try:
-            body = self._call("GetObject", full, get_body)
-        except StorageError as exc:
-            if _error_code(exc.__cause__) in _MISSING_CODES:
-                return None
-            raise
-        self.stats.add_bytes_read(len(body))
+        body = self._call_unless(_MISSING_CODES, "GetObject", full, get_body)
+        if body is not None:
+            self.stats.add_bytes_read(len(body))
         return body
 
     def exists(self, key: str) -> bool:
         full = self.full_key(key)
-        try:
-            self._call("HeadObject", full, self.client.head_object,
-                       Bucket=self.config.bucket, Key=full)
-        except StorageError as exc:
-            if _error_code(exc.__cause__) in _MISSING_CODES:
-                return False
-            raise
-        return True
+        head = self._call_unless(_MISSING_CODES, "HeadObject", full, self.client.head_object,
+                                 Bucket=self.config.bucket, Key=full)
+        return head is not None
 
     def list_keys(self, sub_prefix: str = "") -> list[str]:
         """Keys under ``run prefix + sub_prefix``, relative to the run prefix, sorted; without
@@ -410,17 +388,7 @@ class ObjectStore:
         return dict(zip(wanted, bodies))
 
     def _run_parallel(self, tasks: list[Callable[[], _T]], threads: int) -> list[_T]:
-        if not tasks:
-            return []
-        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(tasks)))) as pool:
-            futures = [pool.submit(task) for task in tasks]
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in pending:
-                future.cancel()
-            for future in futures:
-                if future in done and future.exception() is not None:
-                    raise future.exception()
-            return [future.result() for future in futures]
+        return run_parallel(tasks, threads)
 
     def _call(self, op: str, target: str, fn: Callable[..., _T], *, bytes_written: int = 0,
               **kwargs: Any) -> _T:
@@ -430,6 +398,33 @@ class ObjectStore:
             return fn(**kwargs)
         except Exception as exc:
             raise _translate(exc, self.config, f"{op} {target}") from exc
+
+    def _call_unless(self, answer_codes: frozenset[str], op: str, target: str, fn: Callable[..., _T], *,
+                     bytes_written: int = 0, **kwargs: Any) -> _T | None:
+        """`_call`, where a failure with an S3 error code in `answer_codes` is an answer: None
+        (no such key, a condition that does not hold)."""
+        try:
+            return self._call(op, target, fn, bytes_written=bytes_written, **kwargs)
+        except StorageError as exc:
+            if _error_code(exc.__cause__) in answer_codes:
+                return None
+            raise
+
+
+def run_parallel(tasks: list[Callable[[], _T]], threads: int) -> list[_T]:
+    """Every task's result, in order, run on up to `threads` threads. On the first failure the
+    tasks not yet started are cancelled and that failure is raised."""
+    if not tasks:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(tasks)))) as pool:
+        futures = [pool.submit(task) for task in tasks]
+        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in pending:
+            future.cancel()
+        for future in futures:
+            if future in done and future.exception() is not None:
+                raise future.exception()
+        return [future.result() for future in futures]
 
 
 def _error_code(exc: BaseException | None) -> str | None:

@@ -78,6 +78,40 @@ class SplitProgress:
         self.src = self.consumed = self.precommitted = offset
         self.recovering_until = 0
 
+    def precommit(self, cid: int) -> None:
+        """Two-phase commit at checkpoint ``cid``'s snapshot: the open transaction (the drained
+        channel records, then the records consumed since the last pre-commit) becomes pending."""
+        if self.drained:
+            self.pending = self.pending + tuple((cid, start, end) for start, end in self.drained)
+            self.drained = ()
+        if self.consumed > self.precommitted:
+            self.pending = self.pending + ((cid, self.precommitted, self.consumed),)
+            self.precommitted = self.consumed
+
+    def take_pending(self, which: Callable[[tuple], bool]) -> tuple[tuple[int, int, int], ...]:
+        """Remove and return the pending transactions ``which`` selects; the rest stay pending."""
+        taken = tuple(txn for txn in self.pending if which(txn))
+        self.pending = tuple(txn for txn in self.pending if not which(txn))
+        return taken
+
+    def restart_from(self, snapshot: tuple, channel: tuple[int, int] | None, *,
+                     unaligned: bool) -> tuple[int, int] | None:
+        """The process side restarts from ``snapshot`` (`snapshot` at a checkpoint; its pending
+        transactions are the caller's) and the split's recovered channel records [start, end),
+        if any. In-flight records before the channel state's start are gone: that range is
+        returned (else None). With unaligned checkpoints the channel's records are drained first."""
+        src, consumed, lost, _ = snapshot
+        self.src, self.consumed, self.lost, self.drained = src, consumed, tuple(lost), ()
+        start, end = channel if channel is not None else (src, src)
+        gone = None
+        if start > consumed:  # in-flight records not in the channel state: gone
+            gone = (consumed, start)
+            self.lost = self.lost + (gone,)
+            self.consumed = start
+        self.recovering_until = end if unaligned else 0
+        self.precommitted = self.consumed
+        return gone
+
 
 class Dataflow:
     """Splits, who reads them, and how far each got; see the module docstring."""
@@ -165,12 +199,7 @@ class Dataflow:
         channels = []
         for split in splits:
             sp = self.splits[split]
-            if sp.drained:  # the open transaction also holds the drained channel records
-                sp.pending = sp.pending + tuple((cid, start, end) for start, end in sp.drained)
-                sp.drained = ()
-            if sp.consumed > sp.precommitted:  # two-phase commit: pre-commit on snapshot
-                sp.pending = sp.pending + ((cid, sp.precommitted, sp.consumed),)
-                sp.precommitted = sp.consumed
+            sp.precommit(cid)
             chan_start = sp.consumed
             if sp.consumed < sp.recovering_until:
                 recovering = True
@@ -200,11 +229,8 @@ class Dataflow:
                attempt: int) -> list[dict]:
         """Commit the split's pending transactions ``which`` selects (each at most once)."""
         sp = self.splits[split]
-        out, keep = [], []
-        for txn in sp.pending:
-            if not which(txn):
-                keep.append(txn)
-                continue
+        out = []
+        for txn in sp.take_pending(which):
             key = (txn[0], split, txn[1], txn[2])
             if key not in self.committed:
                 self.committed.add(key)
@@ -212,7 +238,6 @@ class Dataflow:
                 out.append({"txn_checkpoint_id": txn[0], "split": split, "start": txn[1], "end": txn[2],
                             "subtask": task[1], "region": region, "notified_checkpoint_id": cid, "cause": cause,
                             "attempt": attempt, "lost": [list(r) for r in sp.lost if r[0] < txn[2] and r[1] > txn[1]]})
-        sp.pending = tuple(keep)
         return out
 
     def notified(self, subtask: int, region: int, cid: int, attempt: int) -> list[dict]:
@@ -242,20 +267,15 @@ class Dataflow:
             channels = {c.channel: c.records for c in counter.channel_state}
             for h in counter.handles:
                 for split in h.elements:
-                    src, consumed, lost, pending = self.snapshots[(h.checkpoint_id, split)]
+                    saved = self.snapshots[(h.checkpoint_id, split)]
                     sp = self.splits[split]
-                    sp.pending = tuple(pending)
+                    sp.pending = tuple(saved[3])
                     txns += self.commit(split, lambda t: True, (PROCESS, sub), regions[(PROCESS, sub)],
                                         h.checkpoint_id, "restore", attempt)
-                    self.stats["records_replayed"] += max(0, sp.consumed - consumed)
-                    sp.src, sp.consumed, sp.lost, sp.drained = src, consumed, tuple(lost), ()
-                    start, end = channels.get(split, (src, src))
-                    if start > consumed:  # in-flight records not in the channel state: gone
-                        sp.lost = sp.lost + ((consumed, start),)
-                        sp.consumed = start
-                        self.log(Kind.RECORDS_LOST, split=split, start=consumed, end=start)
-                    sp.recovering_until = end if self.sc.flink.unaligned else 0
-                    sp.precommitted = sp.consumed
+                    self.stats["records_replayed"] += max(0, sp.consumed - saved[1])
+                    gone = sp.restart_from(saved, channels.get(split), unaligned=self.sc.flink.unaligned)
+                    if gone is not None:
+                        self.log(Kind.RECORDS_LOST, split=split, start=gone[0], end=gone[1])
         after = {s for sub in subs for s in self.owned.get(sub, [])}
         for split in sorted(before - after):
             # handed back to the enumerator: the next owner reads it from its start
