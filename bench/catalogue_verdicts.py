@@ -32,9 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from regionchaos.findings import allowed_failures, meets_expectation, outcome  # noqa: E402
+from regionchaos.run import ExitCode  # noqa: E402
 from regionchaos.scenario import catalogue, load  # noqa: E402
-
-EXIT = {0: "valid", 1: "invalid", 2: "bad input", 3: "unknown"}
 
 
 def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
@@ -51,13 +50,20 @@ def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
         pass
     checks = summary.get("checks", [])
     row = {"scenario": name, "seed": seed, "exit": proc.returncode,
-           "verdict": summary.get("verdict") or EXIT.get(proc.returncode, f"exit {proc.returncode}"),
+           "verdict": summary.get("verdict") or _exit_word(proc.returncode),
            "failed_invariants": sorted(c["name"] for c in checks if c.get("success") is False),
            "unknown_invariants": sorted(c["name"] for c in checks if c.get("success") is None),
            "failed_rules": sorted(outcome(checks)["failed_rules"]), "explained": outcome(checks)["explained"],
            "wall_s": round(wall, 1), "command": " ".join(["regionchaos", *cmd[3:]]),
            "stderr_tail": proc.stderr.strip().splitlines()[-3:] if proc.returncode not in (0, 1) else []}
     return judge(row)
+
+
+def _exit_word(code: int) -> str:
+    """What a run that printed no summary ended as, by its exit code (`regionchaos.run.ExitCode`)."""
+    if code not in set(ExitCode):
+        return f"exit {code}"
+    return ExitCode(code).name.lower().replace("_", " ")  # valid, invalid, bad input, unknown
 
 
 def judge(row: dict) -> dict:

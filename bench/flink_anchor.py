@@ -460,11 +460,11 @@ def flink_figures(r: dict) -> dict:
 
 
 def run_project(args) -> dict:
+    from regionchaos.run import set_args
+
     sets = {"topology.parallelism": args.parallelism, "checkpoints": args.checkpoints,
             "faults.decline": 0, "faults.timeout": 0, "faults.subtask_crash": 0}
-    cmd = [str(REGIONCHAOS), "run", "--scenario", "smoke"]
-    for k, v in sets.items():
-        cmd += ["--set", f"{k}={v}"]
+    cmd = [str(REGIONCHAOS), "run", "--scenario", "smoke", *set_args(sets)]
     cmd += ["--json", "--local-dir", str(Path(tempfile.gettempdir()) / "flink-anchor-runs")]
     say(f"project side: {shlex.join(cmd)}")
     started = time.perf_counter()

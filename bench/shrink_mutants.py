@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from regionchaos.run import set_args  # noqa: E402
 from tests.test_mutants import CASES  # noqa: E402 - the pinned mutant cases
 
 DEFAULT = ("failed-region-commits", "ignore-failure-ratio", "fallback-to-aborted", "cleaner-ignores-refs")
@@ -32,7 +33,7 @@ def shrink_one(mutant: str, out_dir: Path) -> dict:
     scenario, seed, overrides, suites = CASES[mutant]
     invariant = next(iter(suites))
     out = out_dir / f"{mutant}.yaml"
-    sets = [a for k, v in overrides.items() for a in ("--set", f"{k}={json.dumps(v) if not isinstance(v, str) else v}")]
+    sets = set_args(overrides)
     command = [CLI, "shrink", "--scenario", scenario, "--seed", str(seed), *sets, "--mutant", mutant,
                "--invariant", invariant, "--out", str(out.relative_to(ROOT))]
     started = time.perf_counter()

@@ -23,11 +23,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
-from .rescaleplan import looks_like_plan, parse_rescale
+from .run import ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
-from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, parse_value
+from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load
 
-EPILOG = "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
+EPILOG = "exit codes: " + ", ".join(f"{code.value} {code.meaning}" for code in ExitCode)
 DESCRIPTION = """\
 Chaos tests for Flink's FLIP-600 regional checkpoints: emulate a scenario with faults,
 judge the run with the invariant suites (Great Expectations on Spark) and write an HTML
@@ -62,30 +62,11 @@ MAX_SWARM_SEEDS = 1_000_000  # a swarm of a million smoke seeds takes hours on a
 MAX_PARTITIONS = 100_000
 # http(s)://host[:port][/]: a DNS name, an IPv4 address or a bracketed IPv6 address, nothing after the port
 _ENDPOINT_RE = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::(\d{1,5}))?/?\Z")
-_SET_KEY_RE = re.compile(r"[A-Za-z0-9._-]+\Z")  # field paths (faults.decline) and Flink keys
 _BUCKET_RE = re.compile(r"[A-Za-z0-9._-]{1,255}\Z")  # what botocore accepts as a bucket name (ARNs aside)
 
 
 def _bad(field: str, reason: str) -> ScenarioError:
     return ScenarioError([(field, reason)], what="input")
-
-
-def _overrides(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise _bad("--set", f"expected KEY=VALUE, got {pair!r}")
-        if not _SET_KEY_RE.match(key.strip()):
-            raise _bad("--set", f"{key.strip()!r} is not a field or Flink key (letters, digits, '.', '_' and '-')")
-        key = key.strip()
-        if key == "rescale" and looks_like_plan(value):  # AFTER:PARALLELISM pairs, as the trigger form
-            out[key] = parse_rescale(value)  # YAML would read 3:0 as the base-60 number 180
-            if out[key] is None:
-                del out[key]
-        else:
-            out[key] = parse_value(value, key=key)
-    return out
 
 
 def check_endpoint(value: str | None) -> str | None:
@@ -273,7 +254,7 @@ def _storage(args):
 def check_run(args) -> dict:
     """`run`: the scenario, mutant, overrides and run id, or a ScenarioError (nothing written)."""
     check_storage_args(args)
-    overrides = _overrides(args.overrides)
+    overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
     if args.run_id is not None:
         check_run_id(args.run_id, "--run-id")
@@ -285,7 +266,7 @@ def check_run(args) -> dict:
 
 
 def check_pin(args) -> dict:
-    overrides = _overrides(args.overrides)
+    overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
     scenario = load(args.scenario, overrides=overrides, seed=args.seed)
     out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-pinned.yaml")
@@ -295,7 +276,7 @@ def check_pin(args) -> dict:
 def check_shrink(args) -> dict:
     from .scenario import INVARIANTS
 
-    overrides = _overrides(args.overrides)
+    overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
     if args.invariant is not None and args.invariant not in INVARIANTS:
         raise _bad("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")
@@ -372,7 +353,7 @@ def cmd_run(args, console: Console) -> int:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
         print_summary(summary, console, embedded=not args.s3_endpoint)
-    return runner.exit_code(summary)
+    return exit_code(summary)
 
 
 def _suite_lines(console: Console):
@@ -432,7 +413,7 @@ def cmd_pin(args, console: Console) -> int:
                   f"into {escape(out)}", highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, scenario.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
-    return runner.EXIT_VALID
+    return ExitCode.VALID
 
 
 def cmd_shrink(args, console: Console) -> int:
@@ -458,7 +439,7 @@ def cmd_shrink(args, console: Console) -> int:
                   highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, shrunk.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
-    return runner.EXIT_VALID
+    return ExitCode.VALID
 
 
 def cmd_replay(args, console: Console) -> int:
@@ -478,10 +459,10 @@ def cmd_replay(args, console: Console) -> int:
                       "(a bug in the tool, not a verdict):", highlight=False)
         for line in diffs:
             console.print(f"  {escape(line)}", highlight=False)
-        return runner.EXIT_UNKNOWN
+        return ExitCode.UNKNOWN
     console.print(f"same verdict, failed invariants, rules and stats as swarm {escape(args.swarm_id)} seed {args.seed}",
                   highlight=False)
-    return runner.exit_code(summary)
+    return exit_code(summary)
 
 
 def cmd_swarm(args, console: Console) -> int:
@@ -497,8 +478,8 @@ def cmd_swarm(args, console: Console) -> int:
     else:
         print_swarm(result, console, embedded=not args.s3_endpoint)
     if result["unknown"]:
-        return runner.EXIT_UNKNOWN
-    return runner.EXIT_INVALID if result["failing"] else runner.EXIT_VALID
+        return ExitCode.UNKNOWN
+    return ExitCode.INVALID if result["failing"] else ExitCode.VALID
 
 
 def cmd_study(args, console: Console) -> int:
@@ -521,7 +502,7 @@ def cmd_study(args, console: Console) -> int:
             if "error" in row:
                 console.print(f"  [red]{escape(str(row['policy']))} p={row['probability']} "
                               f"parallelism={row['parallelism']}: {escape(row['error'])}[/red]")
-    return runner.EXIT_UNKNOWN if result["errors"] else runner.EXIT_VALID
+    return ExitCode.UNKNOWN if result["errors"] else ExitCode.VALID
 
 
 def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> None:
@@ -583,18 +564,18 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args, console)
     except ScenarioError as exc:
         _say(console, "error:", str(exc))
-        return runner.EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - infrastructure: storage, Spark, or a bug in the tool
         from .storage.s3 import StorageError
 
         if isinstance(exc, StorageError):
             _say(console, "storage error:", _one_line(str(exc)))
-            return runner.EXIT_UNKNOWN
+            return ExitCode.UNKNOWN
         # anything else: verdict unknown (3), never "invariant violated" (1), never a traceback
         _say(console, f"error ({type(exc).__name__}), verdict unknown:", _one_line(str(exc)))
         if os.environ.get("REGIONCHAOS_DEBUG"):
             console.print_exception()
-        return runner.EXIT_UNKNOWN
+        return ExitCode.UNKNOWN
 
 
 def _say(console: Console, label: str, text: str) -> None:

@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator
 from . import runner
 from . import tables as tables_mod
 from .findings import meets_expectation, outcome
+from .run import unknown_result
 from .scenario import from_dict, load
 from .storage.s3 import ObjectStore, StorageConfig
 
@@ -325,7 +326,7 @@ def judge(spark, tables: dict, records: list[dict], total_rows: int) -> tuple[di
     out = {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
     for r in records:
         if "error" in r:
-            out[r["run_id"] or f"seed-{r['seed']}"] = {"checks": [], "verdict": "unknown", "error": r["error"]}
+            out[r["run_id"] or f"seed-{r['seed']}"] = unknown_result(r["error"])
     return out, timings
 
 
@@ -437,8 +438,7 @@ def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: 
             judged, timings = judge(spark, tables, records, total_rows)
         except Exception as exc:  # noqa: BLE001 - nothing judged: every seed unknown, never valid
             error = f"validate failed: {type(exc).__name__}: {exc}"
-            judged = {r["run_id"] or f"seed-{r['seed']}": {"checks": [], "verdict": "unknown", "error": r.get("error", error)}
-                      for r in records}
+            judged = {r["run_id"] or f"seed-{r['seed']}": unknown_result(r.get("error", error)) for r in records}
             timings = {}
         walls["validate"] = round(time.perf_counter() - started, 3)
     return judged, timings

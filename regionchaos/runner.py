@@ -36,22 +36,17 @@ from . import findings
 from .emulator import Emulation, RunResult
 from .gcpause import paused, release_memory
 from .nemesis import Nemesis
+from .run import Verdict, set_args, unknown_result
 from .runid import check_run_id
 from .scenario import MUTANTS, Scenario, check_mutant
 
-EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 BULK_SUBTASK_CHECKPOINTS = 10_000  # from here on a run's memory is handed back between its phases (gcpause)
-_VERDICT_EXIT = {"valid": EXIT_VALID, "invalid": EXIT_INVALID, "unknown": EXIT_UNKNOWN}
 
 
 def protocol_stats(stats: dict) -> dict:
     """What the emulation counted (checkpoints, failovers, records), without its timings: a
     seed's swarm run and its deep replay must agree on every one of these."""
     return {k: v for k, v in stats.items() if not k.startswith("wall_seconds")}
-
-
-def exit_code(summary: dict) -> int:
-    return _VERDICT_EXIT.get(summary.get("verdict"), EXIT_UNKNOWN)
 
 
 def default_run_id(scenario: Scenario, mutant: str | None) -> str:
@@ -64,10 +59,7 @@ def default_run_id(scenario: Scenario, mutant: str | None) -> str:
 def replay_line(scenario_ref: str, seed: int, overrides: dict[str, Any] | None, mutant: str | None,
                 extra: list[str] | None = None) -> str:
     parts = ["regionchaos", "run", "--scenario", scenario_ref, "--seed", str(seed)]
-    for key, value in (overrides or {}).items():
-        if key == "seed":
-            continue
-        parts += ["--set", f"{key}={json.dumps(value) if not isinstance(value, str) else value}"]
+    parts += set_args({key: value for key, value in (overrides or {}).items() if key != "seed"})
     if mutant:
         parts += ["--mutant", mutant]
     return shlex.join(parts + (extra or []))
@@ -136,8 +128,7 @@ def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: 
                      spark=spark, console=console, replay=summary["replay"], overrides=overrides, local_dir=local_dir)
     summary["comparison"] = {"regional": _ab_metrics(summary), "global_only": _ab_metrics(other),
                              "global_only_run_id": other["run_id"], "global_only_verdict": other["verdict"]}
-    order = {"invalid": 2, "unknown": 1, "valid": 0}
-    summary["verdict"] = max(summary["verdict"], other["verdict"], key=lambda v: order.get(v, 1))
+    summary["verdict"] = Verdict.merge([summary["verdict"], other["verdict"]])
     return summary
 
 
@@ -233,7 +224,7 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     try:
         validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
     except Exception as exc:  # a check that could not run is unknown, never valid
-        validation = {"checks": [], "verdict": "unknown", "error": f"validate failed: {one_line_reason(exc)}"}
+        validation = unknown_result(f"validate failed: {one_line_reason(exc)}")
         failure = exc
     else:
         failure = None
@@ -272,7 +263,7 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
 
 def _lease_lost(summary: dict, lease) -> dict:
     """This run stalled past its lease and another run took the run id over: write nothing more."""
-    summary.update(verdict="unknown", report=None, datadocs=None,
+    summary.update(verdict=Verdict.UNKNOWN.value, report=None, datadocs=None,
                    error=f"{lease.lost}; nothing more was written (its artifacts may be mixed with the other run's)")
     return summary
 
@@ -327,11 +318,10 @@ def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc,
     reason = one_line_reason(exc)
     error = f"{phase} failed: {reason}"
     if summary is None:
-        summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, {"checks": [], "verdict": "unknown",
-                           "error": error}, config, replay)
+        summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, unknown_result(error), config, replay)
         summary.update(report=None, datadocs=None)
     else:  # judged as far as it went (a report written or None already): the verdict is unknown
-        summary.update(verdict="unknown", error=summary.get("error") or error)
+        summary.update(verdict=Verdict.UNKNOWN.value, error=summary.get("error") or error)
         if phase == "validate":
             summary["datadocs"] = None  # validation uploads them last: none were written
     summary["traceback"] = detail[-8000:]
@@ -433,7 +423,7 @@ def _s3_stats(store, persistence) -> dict:
 
 def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay) -> dict:
     checks = validation.get("checks", [])
-    verdict = validation.get("verdict", "unknown")
+    verdict = validation.get("verdict", Verdict.UNKNOWN.value)
     stats = dict(stats)
     stats.update(validation.get("stats", {}))
     base = f"s3://{config.bucket}/{config.prefix}/{run_id}"

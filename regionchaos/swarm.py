@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import runner
 from .findings import outcome
+from .run import unknown_result
 from .scenario import load
 
 
@@ -52,8 +53,7 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
                 stores.append(store)
                 meta[run_id]["stats"] = result.stats
             results = validate_runs(spark, stores) if stores else {}
-            results.update({run_id: {"checks": [], "verdict": "unknown", "error": error}
-                            for run_id, error in crashed.items()})
+            results.update({run_id: unknown_result(error) for run_id, error in crashed.items()})
             for run_id, res in results.items():
                 out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], **outcome(res["checks"]),
                             **({"error": res["error"]} if res.get("error") else {})})

@@ -49,6 +49,7 @@ import yaml
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
+from .run import Verdict
 from .scenario import INVARIANTS
 
 # The registry: the twelve invariants of PROTOCOL.md section 9, in order, each judged by the suite of
@@ -343,18 +344,13 @@ def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
 
 
 def merge_verdict(checks: list[dict], expected: tuple[str, ...] = EXPECTED_INVARIANTS) -> str:
-    """false > unknown > true; no checks at all, or no check for an `expected` invariant (by the
-    check's ``name``), is unknown: a missing suite never leaves a smaller "valid"."""
-    if not checks:
-        return "unknown"
-    values = [c.get("success") for c in checks]
-    if any(v is False for v in values):
-        return "invalid"
-    if any(v is None for v in values):
-        return "unknown"
-    if set(expected) - {c.get("name") for c in checks}:
-        return "unknown"
-    return "valid"
+    """The checks' `Verdict.merge` (false > unknown > true); no checks at all, or no check for an
+    `expected` invariant (by the check's ``name``), is unknown: a missing suite never leaves a
+    smaller "valid"."""
+    verdicts = [Verdict.of_success(c.get("success")) for c in checks]
+    if missing_invariants(checks, expected):
+        verdicts.append(Verdict.UNKNOWN.value)
+    return Verdict.merge(verdicts)
 
 
 def missing_invariants(checks: list[dict], expected: tuple[str, ...] = EXPECTED_INVARIANTS) -> list[str]:

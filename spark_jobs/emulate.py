@@ -10,7 +10,7 @@ Out: the run's emulation artifacts (docs/ARTIFACTS.md: ``scenario.json``, checkp
      first so a re-run of a run id is idempotent, while holding the run id's lease
      (`regionchaos.storage.RunLease`: a second job of the same run id is refused, exit 3); one JSON line on stdout (run id, control
      plane stats, data plane stats). Validation and the report are separate jobs.
-Exit codes: 0 emulated, 2 bad input, 3 infrastructure error.
+Exit codes (`regionchaos.run.ExitCode`): 0 emulated, 2 bad input, 3 infrastructure error.
 
 Without ``--s3-endpoint`` an embedded S3 server runs inside this driver for the job's
 duration (its objects vanish with it: for trying the job out). Also runs as plain
@@ -24,7 +24,6 @@ import json
 import os
 import sys
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_INFRA = 0, 2, 3
 _CREDENTIAL_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
 
 
@@ -47,24 +46,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from regionchaos import runner
+    from regionchaos.run import ExitCode, parse_set
     from regionchaos.runid import check_run_id
-    from regionchaos.scenario import ScenarioError, check_mutant, load, parse_value
+    from regionchaos.scenario import ScenarioError, check_mutant, load
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError, ensure_storage
 
     try:
-        overrides = {}
-        for pair in args.overrides:
-            key, sep, value = pair.partition("=")
-            if not sep or not key:
-                raise ScenarioError([("--set", f"expected KEY=VALUE, got {pair!r}")])
-            overrides[key.strip()] = parse_value(value)
+        overrides = parse_set(args.overrides)  # as `regionchaos run --set` reads them
         scenario = load(args.scenario, overrides, seed=args.seed)
         mutant = check_mutant(args.mutant)
         check_run_id(args.run_id or runner.default_run_id(scenario, mutant), "--run-id")  # one path segment
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     run_id = args.run_id or runner.default_run_id(scenario, mutant)
     replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant)
     try:
@@ -83,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                               "s3": store.stats.as_dict()}, sort_keys=True, default=str))
     except StorageError as exc:
         print(f"storage error: {exc}", file=sys.stderr)
-        return EXIT_INFRA
-    return EXIT_OK
+        return ExitCode.UNKNOWN
+    return ExitCode.VALID
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Out: under the run prefix: ``validation/results.json`` and one GX result per sui
      ``summary.json`` (the DESIGN.md contract); one JSON line on stdout (run id, verdict,
      failed and unknown checks, report location). Holds the run id's lease while it works
      (`regionchaos.storage.RunLease`): refused (exit 3) while another job holds the run id.
-Exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
+Exit codes (`regionchaos.run.ExitCode`): 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
 error (as ``regionchaos run``).
 
 Thin on purpose: everything happens in `regionchaos.validate.validate_run` and
@@ -22,8 +22,6 @@ import argparse
 import json
 import os
 import sys
-
-EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,6 +56,7 @@ def summary_of(store, run_id: str, validation: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from regionchaos.report import build_report
+    from regionchaos.run import ExitCode, exit_code
     from regionchaos.spark import get_spark
     from regionchaos.runid import run_id_problem
     from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError
@@ -65,13 +64,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
         print(f"--run-id: {run_id_problem(args.run_id)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     try:
         store = ObjectStore.for_run(StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket), args.run_id)
         store.check_ready()
         if store.get_or_none("scenario.json") is None and not store.list_keys("history/"):
             print(f"nothing to validate: no run at {store.uri()}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return ExitCode.BAD_INPUT
         with RunLease(store, args.run_id) as lease:  # not while the run is still being emulated or judged
             spark = get_spark(f"regionchaos-validate-{args.run_id}")
             validation = validate_run(spark, store, args.run_id, docs=not args.no_docs)
@@ -81,15 +80,15 @@ def main(argv: list[str] | None = None) -> int:
             store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
     except ValueError as exc:  # a malformed run id
         print(f"bad input: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except StorageError as exc:
         print(f"storage error: {exc}", file=sys.stderr)
-        return EXIT_UNKNOWN
+        return ExitCode.UNKNOWN
     print(json.dumps({"run_id": args.run_id, "verdict": summary["verdict"],
                       "failed": [c["name"] for c in summary["checks"] if c.get("success") is False],
                       "unknown": [c["name"] for c in summary["checks"] if c.get("success") is None],
                       "report": summary["report"]}, sort_keys=True))
-    return {"valid": EXIT_VALID, "invalid": EXIT_INVALID}.get(summary["verdict"], EXIT_UNKNOWN)
+    return exit_code(summary)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import pytest
 from rich.console import Console
 
 from regionchaos import cli, runner
+from regionchaos.run import ExitCode
 from regionchaos.scenario import INVARIANTS, MAX_SCENARIO_BYTES
 from regionchaos.storage import ObjectStore, StorageConfig
 from regionchaos.storage.embedded import create_bucket
@@ -102,7 +103,7 @@ def test_bad_input_is_exit_2_naming_the_field_and_writes_nothing(s3_server, caps
         argv[2] = args[1]
     else:
         argv += args
-    assert cli.main(argv) == runner.EXIT_BAD_INPUT
+    assert cli.main(argv) == ExitCode.BAD_INPUT
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert field in out and reason in out, out
     assert "Input should" not in out, out  # the validator's wording never reaches the user
@@ -227,7 +228,7 @@ def test_issue_28_bad_input_is_exit_2_before_any_write(bucket, capsys, tmp_path,
     before = local_files(tmp_path)
     started = time.perf_counter()
     code, out = run_main(_with_storage(argv, bucket), capsys)
-    assert code == runner.EXIT_BAD_INPUT, out
+    assert code == ExitCode.BAD_INPUT, out
     assert field in out and reason in out, out
     assert "Traceback" not in out
     assert objects(bucket) == []
@@ -272,7 +273,7 @@ def test_an_unexpected_exception_is_exit_3_with_one_line_and_no_traceback(bucket
     monkeypatch.chdir(tmp_path)
     code = cli.main(["run", "--scenario", "smoke", "--s3-endpoint", bucket.endpoint_url, "--bucket", bucket.bucket])
     out = capsys.readouterr()
-    assert code == runner.EXIT_UNKNOWN, out
+    assert code == ExitCode.UNKNOWN, out
     lines = [line for line in (out.out + out.err).splitlines() if line.strip()]
     assert len(lines) == 1, lines
     assert lines[0].startswith("error (ValueError), verdict unknown:") and "accesspoint[/:]" in lines[0], lines

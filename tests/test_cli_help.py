@@ -15,6 +15,7 @@ import shlex
 import pytest
 
 from regionchaos import cli
+from regionchaos.run import ExitCode
 
 
 def _help(argv: list[str], capsys) -> str:
@@ -106,7 +107,7 @@ def test_cli_run_prints_suite_lines_while_validating(capsys, monkeypatch, tmp_pa
                 "report": None, "local": None}
 
     monkeypatch.setattr(runner, "run", fake_run)
-    assert cli.main(["run", "--scenario", "smoke", "--local-dir", str(tmp_path)]) == runner.EXIT_INVALID
+    assert cli.main(["run", "--scenario", "smoke", "--local-dir", str(tmp_path)]) == ExitCode.INVALID
     out = capsys.readouterr().out
     total = progress.suite_count()
     first, between, second = (out.index(f"suite 1/{total} cleaner_safety: passed"), out.index("between suites"),

@@ -635,7 +635,8 @@ def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
     """The cluster path hands spark_jobs/emulate.py arguments its own parser accepts."""
     import importlib.util
 
-    from regionchaos.scenario import load, parse_value
+    from regionchaos.run import parse_set
+    from regionchaos.scenario import load
     from regionchaos_airflow.operators import EMULATE_APPLICATION, spark_args
 
     spec = importlib.util.spec_from_file_location("emulate_job", EMULATE_APPLICATION)
@@ -649,7 +650,7 @@ def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
     args = job.parse_args(spark_args.function(entry))
     assert (args.scenario, args.seed, args.run_id, args.mutant) == ("rescale-4-2-1", 7, "r-1", "no-forced-global")
     assert (args.s3_endpoint, args.bucket) == ("http://minio:9000", "chaos")
-    overrides = {k: parse_value(v) for k, _, v in (pair.partition("=") for pair in args.overrides)}
+    overrides = parse_set(args.overrides)  # as the job reads them
     assert overrides == entry["overrides"]
     assert load(args.scenario, overrides, seed=args.seed) == scenario  # the job emulates the same run
 

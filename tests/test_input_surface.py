@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from regionchaos import cli, runner
+from regionchaos.run import ExitCode
 from regionchaos.runid import run_id_problem
 from regionchaos.scenario import MUTANTS, ScenarioError
 from regionchaos.storage import ObjectStore, StorageConfig
@@ -169,7 +170,7 @@ def assert_refused_cleanly(argv: list[str], fields: list[str], bucket: StorageCo
         code = exc.code
     out = capsys.readouterr()
     printed = " ".join((out.out + out.err).split())
-    assert code == runner.EXIT_BAD_INPUT, (argv, printed)
+    assert code == ExitCode.BAD_INPUT, (argv, printed)
     shown = [f.encode("utf-8", "backslashreplace").decode() for f in fields]
     assert any(f in printed for f in shown), (argv, fields, printed)
     assert "Traceback" not in printed
@@ -278,7 +279,7 @@ def test_a_hostile_run_id_is_refused_and_another_runs_objects_are_untouched(buck
         code = cli.main(["run", "--scenario", "smoke", "--run-id", run_id, "--s3-endpoint", bucket.endpoint_url,
                          "--bucket", bucket.bucket, "--local-dir", str(tmp_path / "local")])
         out = " ".join(capsys.readouterr().out.split())
-        assert code == runner.EXIT_BAD_INPUT and "--run-id" in out, out
+        assert code == ExitCode.BAD_INPUT and "--run-id" in out, out
         # the runner refuses it too, for callers other than the CLI (DAG tasks, replay)
         from regionchaos.scenario import load
 

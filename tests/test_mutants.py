@@ -3,7 +3,7 @@
 In:  `CASES`: per mutant of `regionchaos.scenario.MUTANTS`, a catalogue scenario and seed where
      the mutant matters (found by an offline seed search, then pinned here), the invariant
      suites it must fail and, per suite, the rules; the findings' scenarios.
-Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.runner.exit_code`)
+Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.run.exit_code`)
      and (b) each named invariant failed through each named rule (not just any); the unmutated
      protocol on the same scenario and seed is valid (exit code 0) with every rule at 0 rows; each
      finding fails exactly its declared invariants.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from regionchaos import runner
+from regionchaos.run import ExitCode, exit_code
 from regionchaos.scenario import MUTANTS, load
 from regionchaos.storage import ObjectStore
 
@@ -133,7 +134,7 @@ def test_suite_files_claim_what_this_module_proves():
 def test_mutant_fails_its_invariant_through_the_rule_it_breaks(judged, mutant):
     scenario, seed, overrides, invariants = CASES[mutant]
     result = judged[_run_id(scenario, seed, mutant, overrides)]
-    assert runner.exit_code(result) == runner.EXIT_INVALID, result["verdict"]
+    assert exit_code(result) == ExitCode.INVALID, result["verdict"]
     checks = {c["name"]: c for c in result["checks"]}
     for invariant, rules in invariants.items():
         check = checks[invariant]
@@ -149,7 +150,7 @@ def test_correct_protocol_on_the_same_schedule_is_valid(judged, case):
     scenario, seed, overrides = case
     result = judged[_run_id(scenario, seed, None, dict(overrides))]
     bad = {c["name"]: (c["success"], c.get("error"), c["examples"][:2]) for c in result["checks"] if c["success"] is not True}
-    assert runner.exit_code(result) == runner.EXIT_VALID, bad
+    assert exit_code(result) == ExitCode.VALID, bad
     assert all(n == 0 for c in result["checks"] for n in c["rules"].values())  # every rule passed, not just suites
 
 
@@ -161,7 +162,7 @@ def test_finding_fails_for_its_stated_reason(judged, scenario):
     assert sc.expect.verdict == "invalid" and sc.expect.invariant in FINDINGS[scenario]
     assert FINDINGS[scenario] <= allowed_failures(sc)  # declared in regionchaos/findings.py
     result = judged[_run_id(scenario, sc.seed, None, {})]
-    assert runner.exit_code(result) == runner.EXIT_INVALID
+    assert exit_code(result) == ExitCode.INVALID
     assert _failed(result) == FINDINGS[scenario]
     # and through rules the findings declare, not merely their invariants
     shows = outcome(result["checks"])

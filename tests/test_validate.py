@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from regionchaos import runner, tables as T, validate as V
+from regionchaos.run import ExitCode, exit_code
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from regionchaos.workload import range_count_sum
@@ -320,7 +321,7 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
     run_id = "e2e-smoke-s1-ignore-failure-ratio"
     summary = runner.run(load("smoke", seed=1), mutant="ignore-failure-ratio", storage=s3_server.config,
                          run_id=run_id, spark=spark)
-    assert runner.exit_code(summary) == runner.EXIT_INVALID
+    assert exit_code(summary) == ExitCode.INVALID
     failed = {c["name"] for c in summary["checks"] if c["success"] is False}
     assert failed == {"decisions_follow_rules"}
     assert [c["name"] for c in summary["checks"]] == SUITE_NAMES
@@ -384,7 +385,7 @@ def test_finish_judges_a_run_emulated_elsewhere(s3_server, spark):
     runner.prepare_run(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
     runner.emulate(scenario, store=store, mutant="failed-region-commits", spark=None)
     summary = runner.finish(run_id, storage=s3_server.config, spark=spark)
-    assert runner.exit_code(summary) == runner.EXIT_INVALID
+    assert exit_code(summary) == ExitCode.INVALID
     assert summary["mutant"] == "failed-region-commits" and summary["replay"] == "elsewhere"
     assert {"notifications", "exactly_once_output"} <= {c["name"] for c in summary["checks"] if c["success"] is False}
     assert json.loads(store.get("summary.json"))["verdict"] == "invalid"

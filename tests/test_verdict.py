@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import pytest
 
 from regionchaos import cli, runner
+from regionchaos.run import ExitCode, exit_code
 from regionchaos.dataplane import S3Persistence
 from regionchaos.storage import EmbeddedS3, ObjectStore
 
@@ -34,7 +35,7 @@ def test_emulator_crash_exits_3_with_unknown_verdict_and_error(s3_server, spark,
     code = cli.main(["run", "--scenario", "smoke", "--seed", "3", "--run-id", "crash-s3", "--json",
                      "--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket,
                      "--local-dir", str(tmp_path)])
-    assert code == runner.EXIT_UNKNOWN
+    assert code == ExitCode.UNKNOWN
     printed = json.loads(capsys.readouterr().out)
     stored = json.loads(ObjectStore.for_run(s3_server.config, "crash-s3").get("summary.json"))
     for summary in (printed, stored):
@@ -49,7 +50,7 @@ def test_unexpected_exception_in_the_cli_is_exit_3_not_a_traceback(monkeypatch, 
 
     monkeypatch.setattr(runner, "run", explode)
     code = cli.main(["run", "--scenario", "smoke", "--s3-endpoint", "http://127.0.0.1:9", "--local-dir", str(tmp_path / "local")])
-    assert code == runner.EXIT_UNKNOWN
+    assert code == ExitCode.UNKNOWN
     out = capsys.readouterr().out
     assert "verdict unknown" in out and "spark went away" in out
 
@@ -172,7 +173,7 @@ def test_a_run_judged_with_a_suite_missing_or_empty_is_unknown(gx_result, spark,
     monkeypatch.setenv(V.EXPECTATIONS_ENV, str(broken))
     monkeypatch.setattr(V.GXValidator, "_instance", None)  # this process's GX is built from the broken copy
     summary = runner.finish(run_id, storage=s3_server.config, spark=spark, local_dir=tmp_path / "runs")
-    assert summary["verdict"] == "unknown" and runner.exit_code(summary) == runner.EXIT_UNKNOWN
+    assert summary["verdict"] == "unknown" and exit_code(summary) == ExitCode.UNKNOWN
     assert "storage_safety" in summary["error"] and summary["checks"] == []
     stored = json.loads(ObjectStore.for_run(s3_server.config, run_id).get("summary.json"))
     assert stored["verdict"] == "unknown"
@@ -198,7 +199,7 @@ def test_a_killed_endpoint_is_one_line_of_reason_and_no_report_address(spark, mo
     finally:
         server.stop()
     out = capsys.readouterr().out
-    assert code == runner.EXIT_UNKNOWN
+    assert code == ExitCode.UNKNOWN
     after = out[out.index("verdict: unknown"):]  # what follows the emulation's progress lines
     lines = [line for line in after.splitlines() if line.strip()]
     reason = " ".join(after.split())

@@ -370,6 +370,7 @@ def spark_args(entry: dict[str, Any]) -> list[str]:
     """Arguments of ``spark_jobs/emulate.py`` for one run (shared storage required)."""
     from airflow.sdk.exceptions import AirflowFailException
 
+    from regionchaos.run import set_args
     from regionchaos_airflow.storage import resolve_storage
 
     storage = resolve_storage()
@@ -378,8 +379,7 @@ def spark_args(entry: dict[str, Any]) -> list[str]:
                                    "connection or REGIONCHAOS_S3_ENDPOINT")
     args = ["--scenario", entry["scenario_name"], "--seed", str(entry["scenario"]["seed"]),
             "--run-id", entry["run_id"], "--s3-endpoint", storage.endpoint_url, "--bucket", storage.bucket]
-    for key, value in (entry.get("overrides") or {}).items():
-        args += ["--set", f"{key}={value if isinstance(value, str) else json.dumps(value)}"]
+    args += set_args(entry.get("overrides"))
     if entry.get("mutant"):
         args += ["--mutant", entry["mutant"]]
     return args

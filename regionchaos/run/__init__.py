@@ -1,0 +1,14 @@
+"""A run's vocabulary and, later, its lifecycle (issue 30).
+
+In:  nothing by itself; the modules below are imported by the CLI, the runner, the swarms,
+     the spark jobs, the plugin and the benches.
+Out: `verdict` (``ExitCode``, ``Verdict`` and its one merge, ``exit_code``, ``unknown_result``)
+     and `overrides` (``parse_set`` / ``format_set``: the one reader and writer of ``--set``).
+"""
+
+from __future__ import annotations
+
+from .overrides import format_set, parse_set, set_args
+from .verdict import ExitCode, Verdict, exit_code, unknown_result
+
+__all__ = ["ExitCode", "Verdict", "exit_code", "format_set", "parse_set", "set_args", "unknown_result"]
