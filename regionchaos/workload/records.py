@@ -5,7 +5,7 @@ Out: record values (integers in [0, 1000)), vectorised with numpy, and the
      count / sum of a range with some sub-ranges skipped.
 
 Each split's values are keyed by one 64-bit draw from the seed's stream table
-(`regionchaos.nemesis.Stream.RECORDS`, indexed by the split), so every bit of the
+(`regionchaos.faultkinds.Stream.RECORDS`, indexed by the split), so every bit of the
 seed matters; record ``j`` is the splitmix64 finaliser of ``key + j``, modulo 1000.
 
 Both the data plane (which "processes" the records) and validation (which
