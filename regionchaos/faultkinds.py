@@ -46,6 +46,7 @@ class Stream(IntEnum):
     DISCOVERY = 7  # once per seed, the workload: the attempts before which new splits are discovered
     RESPONSES = 8  # per attempt: upload time of each task's snapshot
     ACKS = 9  # per attempt: TaskManagers whose acknowledgements start being lost (ack_loss)
+    RECORDS = 10  # per split, the workload: the key of its record values (`regionchaos.workload.records`)
 
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:

@@ -4,7 +4,8 @@ In:  a Scenario, an optional mutant, where storage is (None = an embedded S3
      server for the duration), an optional Spark session.
 Out: the summary dict of DESIGN.md (``run_id, scenario, seed, mutant, verdict,
      checks, stats, report, replay``), also written to ``summary.json`` under
-     the run's prefix. Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown
+     the run's prefix, without its wall-clock values (``timing/wall_seconds.json``:
+     `write_summary`). Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown
      or infrastructure error.
 
 One run at a time per run id: the run holds the run id's lease (`regionchaos.storage.lease`)
@@ -40,13 +41,41 @@ from .run import Verdict, set_args, unknown_result
 from .runid import check_run_id
 from .scenario import MUTANTS, Scenario, check_mutant
 
+# Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
+# GX's validation results (its run time; validate.py's seconds per phase) and Data Docs. Everything
+# else under a run's prefix is the same bytes for the same scenario, seed and mutant; their S3 traffic
+# (and the lease's) is counted apart (``stats.s3_apart``, in TIMING_KEY), not in ``stats.s3``.
+TIMING_KEY = "timing/wall_seconds.json"
+WALL_CLOCK_PREFIXES = ("timing/", "validation/", "datadocs/")
 BULK_SUBTASK_CHECKPOINTS = 10_000  # from here on a run's memory is handed back between its phases (gcpause)
 
 
 def protocol_stats(stats: dict) -> dict:
     """What the emulation counted (checkpoints, failovers, records), without its timings: a
     seed's swarm run and its deep replay must agree on every one of these."""
-    return {k: v for k, v in stats.items() if not k.startswith("wall_seconds")}
+    return {k: v for k, v in stats.items() if not k.startswith("wall_seconds") and k != "s3_apart"}
+
+
+def wall_clock_part(summary: dict) -> tuple[dict, dict]:
+    """(the summary without its wall-clock values, those values at the same paths): the top-level
+    ``stats.wall_seconds*`` and ``stats.s3_apart``, and the data plane's ``stats.s3.dataplane.wall_seconds*``."""
+    stats = dict(summary.get("stats") or {})
+    timing = {k: stats.pop(k) for k in list(stats) if k.startswith("wall_seconds") or k == "s3_apart"}
+    s3 = stats.get("s3")
+    if isinstance(s3, dict) and isinstance(s3.get("dataplane"), dict):
+        dataplane = dict(s3["dataplane"])
+        walls = {k: dataplane.pop(k) for k in list(dataplane) if k.startswith("wall_seconds")}
+        stats["s3"] = {**s3, "dataplane": dataplane}
+        if walls:
+            timing["s3"] = {"dataplane": walls}
+    return {**summary, "stats": stats}, {"run_id": summary.get("run_id"), "stats": timing}
+
+
+def write_summary(store, summary: dict) -> None:
+    """``summary.json`` without wall-clock values, which go to ``timing/wall_seconds.json`` (first)."""
+    protocol, timing = wall_clock_part(summary)
+    store.put(TIMING_KEY, json.dumps(timing, indent=1, sort_keys=True, default=str).encode())
+    store.put("summary.json", json.dumps(protocol, indent=1, sort_keys=True, default=str).encode())
 
 
 def default_run_id(scenario: Scenario, mutant: str | None) -> str:
@@ -160,6 +189,7 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
     walls: dict[str, float] = {}
     with storage_for(storage) as config, paused():  # the whole run: see regionchaos.gcpause
         store = ObjectStore.for_run(config, run_id)
+        store.count_apart(WALL_CLOCK_PREFIXES)
         store.check_ready()  # unreachable endpoint / missing bucket: nothing written
         # another run of this run id: RunIdBusy (exit 3) before anything is written or deleted
         with RunLease(store, run_id) as lease:
@@ -199,6 +229,7 @@ def finish(run_id: str, *, storage, overrides: dict[str, Any] | None = None, spa
 
     with storage_for(storage) as config, paused():
         store = ObjectStore.for_run(config, run_id)
+        store.count_apart(WALL_CLOCK_PREFIXES)
         store.check_ready()
         with RunLease(store, run_id) as lease:  # not while spark_jobs/emulate.py (or another finish) holds it
             doc = json.loads(store.get("scenario.json"))
@@ -233,13 +264,14 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     if validation.get("wall_seconds"):  # read, tables, gx_setup, gx_validate, gx_datadocs, upload
         summary["stats"]["wall_seconds_validate"] = validation["wall_seconds"]
     summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
+    summary["stats"]["s3_apart"] = store.stats_apart.as_dict()  # the lease, validation's wall-clock artifacts
     started = time.perf_counter()
     if lease is not None and lease.lost:
         return _lease_lost(summary, lease)
     try:
         from .report import build_report
 
-        html = build_report(summary, store=store, spark=spark)
+        html = build_report(wall_clock_part(summary)[0], store=store, spark=spark)
         store.put("report/index.html", html.encode() if isinstance(html, str) else html)
     except Exception as exc:
         summary["report_error"] = one_line_reason(exc)
@@ -252,7 +284,7 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
         return _crashed(store, config, scenario, mutant, run_id, replay, walls, "validate", failure, local_dir,
                         lease, summary=summary)
     try:
-        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+        write_summary(store, summary)
     except Exception as exc:  # storage went away while judging: unknown, one line, the detail locally
         return _crashed(store, config, scenario, mutant, run_id, replay, walls, "write summary.json", exc,
                         local_dir, lease, summary=summary)
@@ -334,7 +366,7 @@ def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc,
     try:
         if _in_chain(exc, StorageUnreachable) or "StorageUnreachable" in reason:  # (a Spark task's, as text)
             check_bucket(config)  # seconds: still unreachable -> StorageUnreachable, nothing to retry
-        store.put("summary.json", json.dumps(summary, indent=1, sort_keys=True, default=str).encode())
+        write_summary(store, summary)
         if local_dir is not None:
             summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
     except (StorageError, OSError) as put_exc:  # storage may be what failed
@@ -378,7 +410,7 @@ def _write_local_summary(target: Path, summary: dict) -> Path:
     return target
 
 
-MIRRORED = ("summary.json", "scenario.json", "report/", "datadocs/", "validation/")
+MIRRORED = ("summary.json", "scenario.json", "report/", "datadocs/", "validation/", "timing/")
 LOCAL_ONLY = ("error.log",)  # written beside the mirror by a crashed run
 
 

@@ -753,16 +753,24 @@ def test_listable_run_ids(run_id, listed):
 
 def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
-    done["stats"] = {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}
     done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00"}
     own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    # the wall-clock seconds where runs write them: beside the summary, not in it (docs/ARTIFACTS.md)
+    own_prefix("smoke-s1-manual-9/timing/wall_seconds.json", json.dumps(
+        {"run_id": "smoke-s1-manual-9", "stats": {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}}))
     own_prefix("smoke-s1-manual-9/report/index.html", "<h1>report</h1>")
     cli = summary("smoke-s1-cli", "smoke", 1, "valid")  # no Airflow DAG run: no link
     own_prefix("smoke-s1-cli/summary.json", json.dumps(cli))
+    older = summary("smoke-s2-older", "smoke", 2, "valid")  # written before timing/: the seconds in the summary
+    older["stats"] = {"wall_seconds": {"emulate": 10.0, "validate": 2.5}}
+    own_prefix("smoke-s2-older/summary.json", json.dumps(older))
     headers = bearer(auth("viewer"))
     rows = {r["run_id"]: r for r in client.get("/api/runs", headers=headers).json()["runs"]}
     row = rows["smoke-s1-manual-9"]
     assert row["duration_s"] == 85.0
+    assert rows["smoke-s2-older"]["duration_s"] == 12.5
+    report = client.get("/runs/smoke-s1-manual-9/report", headers=headers).text
+    assert '<span id="duration">1 min 25 s</span>' in report
     from datetime import datetime
     started, ended = datetime.fromisoformat(row["started"]), datetime.fromisoformat(row["modified"])
     assert (ended - started).total_seconds() == 85.0  # the summary was written as the run ended

@@ -258,7 +258,8 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
             return {"run_id": run_id, "verdict": "unreadable", "error": problem, "failed": [], "checks": {},
                     "modified": modified, **view_links(run_id)}
         row = result_row(doc)
-        row.update(run_id=run_id, modified=modified, **view_links(run_id), **run_times(doc, modified))
+        timing = read_timing(client, config.bucket, f"{top}{run_id}/")
+        row.update(run_id=run_id, modified=modified, **view_links(run_id), **run_times(doc, modified, timing))
         return row
 
     with ThreadPoolExecutor(max_workers=16) as pool:
@@ -322,6 +323,16 @@ def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
     return rows
 
 
+def read_timing(client, bucket: str, run_prefix: str) -> Any:
+    """A run's wall-clock seconds (``timing/wall_seconds.json`` under ``run_prefix``), or None when it
+    has none (runs written before it existed) or it cannot be read: the view then shows no duration."""
+    try:
+        doc, _, problem = _read_json(client, bucket, run_prefix + "timing/wall_seconds.json")
+    except Exception:  # noqa: BLE001 - missing or unreadable: no duration, the rest of the row as usual
+        return None
+    return doc if problem is None else None
+
+
 def _read_json(client, bucket: str, key: str) -> tuple[Any, str, str | None]:
     """(document, when it was written, None) of a stored JSON object, or (None, when, why it
     cannot be read) for one over `MAX_SUMMARY_BYTES`, not UTF-8 JSON, or nested too deep.
@@ -378,8 +389,10 @@ def report_page(request: Request, run_id: str, invariant: str = Query("", max_le
     if config is None:
         return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
     client = config.client()
+    timing = None
     try:
         doc, modified, problem = _read_json(client, config.bucket, config.run_prefix(run_id) + "summary.json")
+        timing = read_timing(client, config.bucket, config.run_prefix(run_id))
     except Exception:  # noqa: BLE001 - no summary (yet), or unreadable: the report may still be there
         doc, modified, problem = None, "", "no summary.json"
     finally:
@@ -387,7 +400,7 @@ def report_page(request: Request, run_id: str, invariant: str = Query("", max_le
     row = {"run_id": run_id, "verdict": "unknown", "failed": []}
     if problem is None and summary_problem(doc) is None:
         row = result_row(doc)
-        row.update(run_id=run_id, **run_times(doc, modified))
+        row.update(run_id=run_id, **run_times(doc, modified, timing))
     base = _base(request)
     anchor = f"#inv-{quote(invariant, safe='')}" if invariant else ""
     return _html(lambda nonce: _template("report.html.j2").render(

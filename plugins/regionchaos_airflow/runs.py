@@ -94,14 +94,19 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def run_times(summary: dict[str, Any], modified: str) -> dict[str, Any]:
+def run_times(summary: dict[str, Any], modified: str, timing: Any = None) -> dict[str, Any]:
     """When a run started and how long it took: ``duration_s``, the sum of its phases' wall
-    seconds (``stats.wall_seconds``: emulate, validate, report); ``started``, the summary's own
-    ``started_at`` if it has one, else the time its summary was written (``modified``, ISO 8601)
-    less the duration; ``ended`` that time. Missing values are None."""
+    seconds (``stats.wall_seconds``: emulate, validate, report) from the run's timing document
+    ``timing`` (``timing/wall_seconds.json``, docs/ARTIFACTS.md: runs keep wall-clock values out of
+    ``summary.json``), or from the summary itself (runs written before that); ``started``, the
+    summary's own ``started_at`` if it has one, else the time its summary was written (``modified``,
+    ISO 8601) less the duration; ``ended`` that time. Missing values are None."""
     from datetime import datetime, timedelta
 
-    walls = ((summary.get("stats") or {}) if isinstance(summary.get("stats"), dict) else {}).get("wall_seconds")
+    def stats_of(doc: Any) -> dict:
+        return doc["stats"] if isinstance(doc, dict) and isinstance(doc.get("stats"), dict) else {}
+
+    walls = stats_of(timing).get("wall_seconds") or stats_of(summary).get("wall_seconds")
     duration = round(sum(v for v in walls.values() if _number(v)), 1) if isinstance(walls, dict) and walls else None
     ended = started = None
     try:

@@ -226,14 +226,35 @@ def validate_key(key: str) -> str:
     return key
 
 
-class ObjectStore:
+class CountsApart:
+    """Which counts a store's request goes to: `stats`, the run's requests, or `stats_apart`: requests
+    on the `RESERVED_KEYS` (the lease: clock values in its body, a renewal every few seconds of wall
+    time) and on keys under the prefixes given to `count_apart` (a run's wall-clock artifacts)."""
+
+    run_prefix: str
+
+    def _init_counts(self) -> None:
+        self.stats = StorageStats()
+        self.stats_apart = StorageStats()
+        self._apart: tuple[str, ...] = tuple(sorted(RESERVED_KEYS))
+
+    def count_apart(self, prefixes: Iterable[str]) -> None:
+        """Count requests on keys starting with one of ``prefixes`` in `stats_apart`, not `stats`."""
+        self._apart = tuple(dict.fromkeys((*self._apart, *prefixes)))
+
+    def _stats_of(self, full_key: str) -> StorageStats:
+        relative = full_key[len(self.run_prefix):] if full_key.startswith(self.run_prefix) else None
+        return self.stats_apart if relative is not None and relative.startswith(self._apart) else self.stats
+
+
+class ObjectStore(CountsApart):
     """One bucket, one run prefix: put / get / list / delete of keys under the prefix."""
 
     def __init__(self, config: StorageConfig, run_prefix: str, client: Any = None) -> None:
         self.config = config
         self.run_prefix = validate_key(run_prefix.rstrip("/")) + "/"
         self.client = client if client is not None else config.client()
-        self.stats = StorageStats()
+        self._init_counts()
 
     @classmethod
     def for_run(cls, config: StorageConfig, run_id: str, client: Any = None) -> ObjectStore:
@@ -292,7 +313,7 @@ class ObjectStore:
 
         found = self._call_unless(_MISSING_CODES, "GetObject", full, get)
         if found is not None:
-            self.stats.add_bytes_read(len(found[0]))
+            self._stats_of(full).add_bytes_read(len(found[0]))
         return found
 
     def delete_if_match(self, key: str, etag: str) -> bool:
@@ -318,7 +339,7 @@ class ObjectStore:
 
         body = self._call_unless(_MISSING_CODES, "GetObject", full, get_body)
         if body is not None:
-            self.stats.add_bytes_read(len(body))
+            self._stats_of(full).add_bytes_read(len(body))
         return body
 
     def exists(self, key: str) -> bool:
@@ -392,8 +413,8 @@ class ObjectStore:
 
     def _call(self, op: str, target: str, fn: Callable[..., _T], *, bytes_written: int = 0,
               **kwargs: Any) -> _T:
-        """Count one `op` request on `target` (for messages); translate its failures."""
-        self.stats.record(op, bytes_written=bytes_written)
+        """Count one `op` request on `target` (a full key, or words for messages); translate its failures."""
+        self._stats_of(target).record(op, bytes_written=bytes_written)
         try:
             return fn(**kwargs)
         except Exception as exc:

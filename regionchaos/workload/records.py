@@ -4,6 +4,10 @@ In:  the run's seed, a split id and a range of sequence numbers.
 Out: record values (integers in [0, 1000)), vectorised with numpy, and the
      count / sum of a range with some sub-ranges skipped.
 
+Each split's values are keyed by one 64-bit draw from the seed's stream table
+(`regionchaos.faultkinds.Stream.RECORDS`, indexed by the split), so every bit of the
+seed matters; record ``j`` is the splitmix64 finaliser of ``key + j``, modulo 1000.
+
 Both the data plane (which "processes" the records) and validation (which
 recomputes the expected state) call these; the emulator never hands its
 own sums to validation.
@@ -11,11 +15,12 @@ own sums to validation.
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 import numpy as np
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+from ..faultkinds import Stream, stream_rng
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -26,16 +31,19 @@ def _mix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a swarm asks for every split of thousands of seeds, each many times
+def split_key(seed: int, split: int) -> np.uint64:
+    """The 64-bit key of ``split``'s record values: the seed's `Stream.RECORDS` stream, indexed by split."""
+    return stream_rng(seed, Stream.RECORDS, split).integers(0, 1 << 64, dtype=np.uint64)
+
+
 def record_values(seed: int, split: int, start: int, end: int) -> np.ndarray:
     """Values of records ``[start, end)`` of ``split``."""
     if end <= start:
         return np.zeros(0, dtype=np.int64)
     with np.errstate(over="ignore"):
-        base = np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(split) * np.uint64(
-            0xD1B54A32D192ED03
-        )
         seq = np.arange(start, end, dtype=np.uint64)
-        return (_mix(base + seq) % np.uint64(1000)).astype(np.int64)
+        return (_mix(split_key(seed, split) + seq) % np.uint64(1000)).astype(np.int64)
 
 
 def record_value(seed: int, split: int, seq: int) -> int:
