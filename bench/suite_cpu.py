@@ -6,8 +6,8 @@
 
 The suite keeps both cores busy, so its wall time follows the CPU it spends; this says who spends it.
 Every 0.5 s the sampler reads each process's CPU time (``/proc/PID/stat``: user + system) and its
-command line, keeping per process the highest CPU seen and the command line it had then (a JVM started
-by ``spark-submit`` is a bash script first). At the end: the machine's busy and idle CPU seconds
+command line, keeping per process the highest CPU seen and the last command line it had (a JVM started
+by ``spark-submit`` is a bash script first; a process that is exiting has none, and keeps its last). At the end: the machine's busy and idle CPU seconds
 (``/proc/stat``), the command's wall time and exit code, and the CPU per kind of process (`kind`): the
 Spark JVMs (the test workers' own drivers, drivers started by subprocesses, the standalone cluster's
 daemons and executors), Python (pytest's workers and controller, whose embedded S3 server runs in it;
@@ -51,8 +51,8 @@ def sample(seen: dict[int, tuple[float, str]]) -> None:
             if pid in seen and seen[pid][0] >= cpu:
                 continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            if not cmd:  # a kernel thread (or a process exiting): its name instead
-                cmd = "[" + stat[stat.index("(") + 1:stat.rindex(")")] + "]"
+            if not cmd:  # an exiting process (keep the command line it had) or a kernel thread (its name)
+                cmd = seen[pid][1] if pid in seen else "[" + stat[stat.index("(") + 1:stat.rindex(")")] + "]"
             seen[pid] = (cpu, cmd[:500])
         except (OSError, ValueError, IndexError):
             continue
@@ -123,7 +123,9 @@ def main() -> int:
     out = {"command": args.command, "exit": code, "wall_s": round(wall, 1),
            "machine_busy_cpu_s": round(busy1 - busy0, 1), "machine_idle_cpu_s": round(idle1 - idle0, 1),
            "sampled_cpu_s": round(sum(spent.values()), 1),
-           "by_kind": {k: {"cpu_s": round(v, 1), "processes": count[k]} for k, v in spent.most_common()}}
+           "by_kind": {k: {"cpu_s": round(v, 1), "processes": count[k]} for k, v in spent.most_common()},
+           "processes": sorted(([round(cpu - before.get(pid, (0.0, ""))[0], 1), cmd[:200]]
+                                for pid, (cpu, cmd) in seen.items() if pid != os.getpid()), reverse=True)[:200]}
     print(f"exit {code}, wall {out['wall_s']} s, machine busy {out['machine_busy_cpu_s']} CPU s, "
           f"idle {out['machine_idle_cpu_s']} CPU s, sampled {out['sampled_cpu_s']} CPU s")
     print("| kind of process | CPU s | processes |\n|---|---|---|")
