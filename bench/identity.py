@@ -50,24 +50,24 @@ def fingerprint(store, rows: dict, stats: dict) -> str:
     return h.hexdigest()
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path, help="JSON file: run -> fingerprint")
-    ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per scenario (default %(default)s)")
-    ap.add_argument("--all-mutants", action="store_true",
-                    help="every mutant of regionchaos.scenario.MUTANTS, not only the three above (1,224 runs)")
-    args = ap.parse_args()
-    mutants = (None, *sorted(MUTANT_NAMES)) if args.all_mutants else MUTANTS
+def not_loadable(exc: ScenarioError) -> str:
+    return f"not loadable: {str(exc).splitlines()[-1].strip()}"
+
+
+def fingerprints(fingerprint, *, seeds: int, mutants, not_loadable=not_loadable) -> dict[str, str]:
+    """``fingerprint(store, rows, stats)`` of every run of the matrix (the module docstring), by
+    ``scenario/seed/mutant/with-swarm-mix``; a scenario that cannot be loaded is ``not_loadable(exc)``,
+    a run that raises is ``raised <type>``."""
     out = {}
     for name in sorted(n for n in catalogue() if n != "large"):
-        for seed in range(1, args.seeds + 1):
+        for seed in range(1, seeds + 1):
             for mutant in mutants:
                 for overrides in ({}, dict(SWARM_OVERRIDES)):
                     label = f"{name}/{seed}/{mutant}/{bool(overrides)}"
                     try:
                         scenario = load(name, overrides=overrides, seed=seed)
                     except ScenarioError as exc:  # a pinned schedule takes no swarm mix: not a run
-                        out[label] = f"not loadable: {str(exc).splitlines()[-1].strip()}"
+                        out[label] = not_loadable(exc)
                         continue
                     store = MemoryStore.for_run(None, runner.default_run_id(scenario, mutant))
                     try:
@@ -76,6 +76,18 @@ def main() -> int:
                         out[label] = f"raised {type(exc).__name__}"
                         continue
                     out[label] = fingerprint(store, rows, result.stats)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path, help="JSON file: run -> fingerprint")
+    ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N per scenario (default %(default)s)")
+    ap.add_argument("--all-mutants", action="store_true",
+                    help="every mutant of regionchaos.scenario.MUTANTS, not only the three above (1,224 runs)")
+    args = ap.parse_args()
+    mutants = (None, *sorted(MUTANT_NAMES)) if args.all_mutants else MUTANTS
+    out = fingerprints(fingerprint, seeds=args.seeds, mutants=mutants)
     args.out.write_text(json.dumps(out, indent=0, sort_keys=True))
     print(f"{len(out)} runs -> {args.out}")
     return 0
