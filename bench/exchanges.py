@@ -176,8 +176,7 @@ def main() -> int:
         scenario = load(args.scenario, seed=args.seed)
         run_id = f"bench-exchanges-{args.scenario}-s{args.seed}"
         store = ObjectStore.for_run(config, run_id)
-        runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="-")
-        runner.emulate(scenario, store=store, spark=None)
+        runner.start(store, scenario, run_id=run_id, mutant=None, replay="-")
         custom, suites = V.load_custom(), V.load_suites()
         with V.tables_mod.spill_directory(spark) as spill:
             tables, frames, _ = V.load_many(spark, [store], spill_dir=spill)
@@ -188,7 +187,7 @@ def main() -> int:
                 for on in (False, True):
                     with setting(spark, on):
                         t = time.perf_counter()
-                        per_run, _, _ = V.gx_checks(spark, tables, [run_id], total_rows=rows)
+                        per_run = {r: j["checks"] for r, j in V.judge(spark, tables, [run_id], total_rows=rows)[0].items()}
                         passes[on].append(time.perf_counter() - t)
                         results.setdefault(on, rule_counts(per_run))
             same = results[False] == results[True]

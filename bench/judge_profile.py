@@ -66,9 +66,8 @@ def main() -> None:
         scenario = load(args.scenario, seed=args.seed)
         run_id = f"judge-profile-{args.scenario}-s{args.seed}"
         store = ObjectStore.for_run(config, run_id)
-        runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="-")
         t = time.perf_counter()
-        runner.emulate(scenario, store=store, spark=None)
+        runner.start(store, scenario, run_id=run_id, mutant=None, replay="-")
         emulate_s = time.perf_counter() - t
         with V.tables_mod.spill_directory(spark) as spill:
             t = time.perf_counter()
@@ -77,7 +76,7 @@ def main() -> None:
             rows = V.table_rows(frames)
             print(f"emulate {emulate_s:.2f} s; tables loaded in {load_s:.2f} s (first load in the JVM); {rows:,} rows\n")
             t = time.perf_counter()
-            V.gx_checks(spark, tables, [run_id], total_rows=rows)
+            V.judge(spark, tables, [run_id], total_rows=rows)
             print(f"warm-up GX pass (GX context built, JVM cold): {time.perf_counter() - t:.2f} s\n")
             custom, suites = V.load_custom(), V.load_suites()
             variants = {
@@ -94,11 +93,11 @@ def main() -> None:
                     try:
                         with conf(spark, settings):
                             t = time.perf_counter()
-                            per_run, timings, _ = V.gx_checks(spark, tables, [run_id], total_rows=rows)
+                            judged, timings, _ = V.judge(spark, tables, [run_id], total_rows=rows)
                             walls[name].append(time.perf_counter() - t)
                     finally:
                         V.SUITE_WORKERS = saved
-                    assert V.merge_verdict(per_run[run_id]) in ("valid", "invalid"), per_run
+                    assert judged[run_id]["verdict"] in ("valid", "invalid"), judged
             print("| variant | GX pass s (each repetition) | median |\n|---|---|---|")
             for name, w in walls.items():
                 print(f"| {name} | {', '.join(f'{x:.2f}' for x in w)} | **{statistics.median(w):.2f}** |")

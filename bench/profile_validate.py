@@ -16,8 +16,7 @@ with runner.storage_for(None) as config:
     sc = load("smoke", seed=1)
     rid = "prof-smoke"
     st = ObjectStore.for_run(config, rid)
-    runner.prepare_run(st, sc, run_id=rid, mutant=None, replay="-")
-    runner.emulate(sc, store=st, spark=None)
+    runner.start(st, sc, run_id=rid, mutant=None, replay="-")
     # warm: a first validation (JVM, GX import), then a profiled one
     for label in ("first", "second"):
         pr = cProfile.Profile(); t = time.perf_counter(); pr.enable()

@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"regions {regions}, checkpoints {checkpoints}: emulating ...")
             with PeakRss() as rss:
                 started = time.perf_counter()
-                runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="bench")
-                result, _ = runner.emulate(scenario, store=store, spark=None)
+                result, _ = runner.start(store, scenario, run_id=run_id, mutant=None, replay="bench")
                 emulate_s = time.perf_counter() - started
                 s3_requests = store.stats.as_dict()["requests"]
                 console.print(f"  emulated in {emulate_s:.1f} s; judging ...")

@@ -53,8 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             run_id = args.run_id or f"bench-{scenario.name}-s{scenario.seed}"
             store = ObjectStore.for_run(config, run_id)
             started = time.perf_counter()
-            runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="bench")
-            runner.emulate(scenario, store=store, spark=None)
+            runner.start(store, scenario, run_id=run_id, mutant=None, replay="bench")
             out["emulate_s"] = round(time.perf_counter() - started, 1)
         store = ObjectStore.for_run(config, run_id)
         started = time.perf_counter()
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         gx_s, plain_s, verdicts = [], [], set()
         for _ in range(args.repeat):
             started = time.perf_counter()
-            gx, _, _ = V.gx_checks(spark, tables, [run_id], total_rows=rows)
+            gx = {r: j["checks"] for r, j in V.judge(spark, tables, [run_id], total_rows=rows)[0].items()}
             gx_s.append(round(time.perf_counter() - started, 1))
             started = time.perf_counter()
             plain = V.plain_sql_checks(spark, tables, [run_id], total_rows=rows)

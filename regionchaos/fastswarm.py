@@ -103,8 +103,8 @@ def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str =
 
     run_id = runner.default_run_id(scenario, mutant)
     store = store if store is not None else MemoryStore.for_run(None, run_id)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-    result, _ = runner.emulate(scenario, store=store, mutant=mutant, threads=1, record_schedule=record_schedule)
+    result, _ = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, threads=1,
+                             record_schedule=record_schedule)
     return result, tables_mod.build_rows(tables_mod.read_run(store, run_id)) if rows else None
 
 
@@ -317,17 +317,14 @@ def read_local_tables(spark, directory: str) -> dict:
 
 
 def judge(spark, tables: dict, records: list[dict], total_rows: int) -> tuple[dict[str, dict], dict]:
-    """One GX pass over every seed's rows: run id -> {"checks", "verdict"}, and GX's timings.
-    A crashed seed (``error``) gets no checks and is unknown."""
-    from .validate import gx_checks, merge_verdict
+    """`regionchaos.validate.judge` over every seed's rows: run id -> {"checks", "verdict"}, and GX's
+    timings. A crashed seed (``error``) has no rows: unknown, keyed by its run id (or ``seed-N``)."""
+    from .validate import judge as judge_runs
 
-    run_ids = [r["run_id"] for r in records if "error" not in r]
-    per_run, timings, _ = gx_checks(spark, tables, run_ids, total_rows=total_rows) if run_ids else ({}, {}, None)
-    out = {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
-    for r in records:
-        if "error" in r:
-            out[r["run_id"] or f"seed-{r['seed']}"] = unknown_result(r["error"])
-    return out, timings
+    crashed = {r["run_id"] or f"seed-{r['seed']}": r["error"] for r in records if "error" in r}
+    judged, timings, _ = judge_runs(spark, tables, [r["run_id"] for r in records if "error" not in r],
+                                    total_rows=total_rows, crashed=crashed)
+    return judged, timings
 
 
 def seed_result(record: dict, judged: dict) -> dict:

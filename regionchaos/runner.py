@@ -33,11 +33,11 @@ from typing import Any
 
 from rich.markup import escape
 
-from . import findings
 from .emulator import Emulation, RunResult
 from .gcpause import paused, release_memory
 from .nemesis import Nemesis
 from .run import Verdict, set_args, unknown_result
+from .run.summary import build_summary
 from .runid import check_run_id
 from .scenario import MUTANTS, Scenario, check_mutant
 
@@ -138,6 +138,15 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
         return emulation.run(), persistence
 
 
+def start(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay: str, spark=None, progress=None,
+          threads: int | None = None, record_schedule: bool = False) -> tuple[RunResult, Any]:
+    """The start of every run, wherever it runs (a deep run, the swarms, the study, the emulate spark
+    job): its prefix cleared and described (`prepare_run`), then the emulation (`emulate`)."""
+    prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+    return emulate(scenario, store=store, mutant=mutant, spark=spark, progress=progress, threads=threads,
+                   record_schedule=record_schedule)
+
+
 def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
         console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
         local_dir: str | Path | None = None) -> dict:
@@ -198,12 +207,11 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
 
                 spark = get_spark()
             started = time.perf_counter()
-            prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
             say(f"[bold]emulate[/bold] {escape(scenario.name)} seed={scenario.seed} mutant={escape(mutant or 'none')} "
                 f"run_id={escape(run_id)}", highlight=False)  # user text: never read as rich markup
             try:
-                result, persistence = emulate(scenario, store=store, mutant=mutant, spark=spark,
-                                              progress=_progress_printer(say, scenario))
+                result, persistence = start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, spark=spark,
+                                            progress=_progress_printer(say, scenario))
             except Exception as exc:  # an emulator crash judges nothing: unknown, never invalid
                 walls["emulate"] = round(time.perf_counter() - started, 3)
                 return _crashed(store, config, scenario, mutant, run_id, replay, walls, "emulate", exc, local_dir,
@@ -222,29 +230,38 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
 def finish(run_id: str, *, storage, overrides: dict[str, Any] | None = None, spark=None, console=None,
            local_dir: str | Path | None = None) -> dict:
     """Validate and report a run that was emulated elsewhere (``spark_jobs/emulate.py``
-    on a cluster): everything it needs is under the run's prefix."""
+    on a cluster): everything it needs is under the run's prefix (`finish_stored`)."""
+    with storage_for(storage) as config, paused():
+        return finish_stored(config, run_id, overrides=overrides, spark=spark, local_dir=local_dir)
+
+
+def finish_stored(config, run_id: str, *, overrides: dict[str, Any] | None = None, spark=None, docs: bool = True,
+                  local_dir: str | Path | None = None) -> dict:
+    """`finish` on storage that is already there (``config``: its endpoint is used as it is; the
+    spark job ``spark_jobs/validate.py`` comes here). Holds the run id's lease while it judges:
+    `RunIdBusy` while ``spark_jobs/emulate.py`` (or another finish) holds it. ``docs``: also GX's
+    Data Docs."""
     from .scenario import from_dict
     from .storage import RunLease
     from .storage.s3 import ObjectStore
 
-    with storage_for(storage) as config, paused():
-        store = ObjectStore.for_run(config, run_id)
-        store.count_apart(WALL_CLOCK_PREFIXES)
-        store.check_ready()
-        with RunLease(store, run_id) as lease:  # not while spark_jobs/emulate.py (or another finish) holds it
-            doc = json.loads(store.get("scenario.json"))
-            scenario = from_dict(doc["scenario"])
-            if spark is None:
-                from .spark import get_spark
+    store = ObjectStore.for_run(config, run_id)
+    store.count_apart(WALL_CLOCK_PREFIXES)
+    store.check_ready()
+    with RunLease(store, run_id) as lease:
+        doc = json.loads(store.get("scenario.json"))
+        scenario = from_dict(doc["scenario"])
+        if spark is None:
+            from .spark import get_spark
 
-                spark = get_spark()
-            return _judge(store, config, scenario, doc.get("mutant"), run_id, doc.get("replay") or replay_line(
-                scenario.name, scenario.seed, overrides, doc.get("mutant")), spark, {}, doc.get("drawn", {}), {},
-                None, local_dir, lease)
+            spark = get_spark()
+        replay = doc.get("replay") or replay_line(scenario.name, scenario.seed, overrides, doc.get("mutant"))
+        return _judge(store, config, scenario, doc.get("mutant"), run_id, replay, spark, {}, doc.get("drawn", {}), {},
+                      None, local_dir, lease, docs=docs)
 
 
 def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, persistence, local_dir,
-           lease=None) -> dict:
+           lease=None, *, docs: bool = True) -> dict:
     """validate -> summary -> report -> summary.json (and a local mirror). ``persistence`` is
     the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere.
     ``lease``: the run id's (`RunLease`); if it was taken over meanwhile nothing more is written
@@ -253,14 +270,17 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
 
     started = time.perf_counter()
     try:
-        validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant)
+        validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant, docs=docs)
     except Exception as exc:  # a check that could not run is unknown, never valid
         validation = unknown_result(f"validate failed: {one_line_reason(exc)}")
         failure = exc
     else:
         failure = None
     walls["validate"] = round(time.perf_counter() - started, 3)
-    summary = _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay)
+    summary = build_summary(run_id, scenario, mutant, stats=stats, drawn=drawn, validation=validation, config=config,
+                            replay=replay)
+    if not docs:
+        summary["datadocs"] = None  # never point at Data Docs that were not built
     if validation.get("wall_seconds"):  # read, tables, gx_setup, gx_validate, gx_datadocs, upload
         summary["stats"]["wall_seconds_validate"] = validation["wall_seconds"]
     summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
@@ -350,7 +370,8 @@ def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc,
     reason = one_line_reason(exc)
     error = f"{phase} failed: {reason}"
     if summary is None:
-        summary = _summary(run_id, scenario, mutant, {"wall_seconds": walls}, {}, unknown_result(error), config, replay)
+        summary = build_summary(run_id, scenario, mutant, stats={"wall_seconds": walls}, drawn={},
+                                validation=unknown_result(error), config=config, replay=replay)
         summary.update(report=None, datadocs=None)
     else:  # judged as far as it went (a report written or None already): the verdict is unknown
         summary.update(verdict=Verdict.UNKNOWN.value, error=summary.get("error") or error)
@@ -451,44 +472,6 @@ def _s3_stats(store, persistence) -> dict:
     if isinstance(extra, dict):
         stats["dataplane"] = extra
     return stats
-
-
-def _summary(run_id, scenario, mutant, stats, drawn, validation, config, replay) -> dict:
-    checks = validation.get("checks", [])
-    verdict = validation.get("verdict", Verdict.UNKNOWN.value)
-    stats = dict(stats)
-    stats.update(validation.get("stats", {}))
-    base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
-    return {
-        **_expectation(scenario, mutant, verdict, checks),
-        "run_id": run_id,
-        "scenario": scenario.name,
-        "seed": scenario.seed,
-        "mutant": mutant,
-        "verdict": verdict,
-        "expect": scenario.expect.model_dump(),
-        "checks": checks,
-        "stats": stats,
-        "drawn": drawn,
-        "report": f"{base}/report/index.html",
-        "datadocs": f"{base}/datadocs/index.html",
-        "storage": {"endpoint_url": config.endpoint_url, "bucket": config.bucket, "prefix": f"{config.prefix}/{run_id}"},
-        "replay": replay,
-        **({"error": validation["error"]} if validation.get("error") else {}),
-    }
-
-
-def _expectation(scenario: Scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict:
-    """The recorded findings that apply to these settings and whether the run is as its scenario
-    expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
-    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario)),
-                 "rules": list(f.rules_for(scenario))} for f in findings.applicable(scenario)]
-    if mutant:
-        return {"findings": applying}
-    shows = findings.outcome(checks)
-    ok, why = findings.meets_expectation(scenario, verdict, shows["failed"], shows["unknown"],
-                                         failed_rules=shows["failed_rules"], explained=shows["explained"])
-    return {"findings": applying, "as_expected": {"ok": ok, "why": why}}
 
 
 def mutants() -> dict[str, str]:

@@ -42,10 +42,9 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
                 run_id = runner.default_run_id(scenario, mutant)
                 replay = runner.replay_line(scenario_name, seed, overrides, mutant)
                 store = ObjectStore.for_run(config, run_id)
-                runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
                 meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict}
                 try:
-                    result, _ = runner.emulate(scenario, store=store, mutant=mutant, spark=None)
+                    result, _ = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
                 except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
                     crashed[run_id] = f"emulate failed: {type(exc).__name__}: {exc}"
                     meta[run_id]["stats"] = {}

@@ -49,7 +49,7 @@ import yaml
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
-from .run import Verdict
+from .run import Verdict, unknown_result
 from .scenario import INVARIANTS
 
 # The registry: the twelve invariants of PROTOCOL.md section 9, in order, each judged by the suite of
@@ -514,6 +514,28 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
     return out, timings, result
 
 
+def judge(spark, tables: dict, run_ids: list[str], *, total_rows: int, docs_dir: Path | None = None,
+          crashed: dict[str, str] | None = None) -> tuple[dict[str, dict], dict, Any]:
+    """The one judge of every path (a deep run, many runs, the swarm, shrink): one GX pass over
+    ``tables`` (every row carries its ``run_id``). Returns (run id -> ``{"checks", "verdict"}``,
+    with ``error`` when an expected invariant has no check; GX's timings; GX's result, for Data
+    Docs). ``crashed``: run id -> why it has no rows (its emulation raised): unknown, never judged."""
+    per_run, timings, result = (gx_checks(spark, tables, run_ids, docs_dir=docs_dir, total_rows=total_rows)
+                                if run_ids else ({}, {}, None))
+    out = {run_id: judged(checks) for run_id, checks in per_run.items()}
+    out.update({run_id: unknown_result(error) for run_id, error in (crashed or {}).items()})
+    return out, timings, result
+
+
+def judged(checks: list[dict]) -> dict:
+    """One run's judged result from its checks: their merged verdict, and why it is unknown when an
+    expected invariant has no check."""
+    out = {"checks": checks, "verdict": merge_verdict(checks)}
+    if missing_invariants(checks):
+        out["error"] = f"no check for invariants {', '.join(missing_invariants(checks))}"
+    return out
+
+
 def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, suites: list[Suite] | None = None,
                      total_rows: int = 0) -> dict:
     """The same rule SQL as plain Spark SQL, no GX: run -> checks (for the cost benchmark).
@@ -634,15 +656,12 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
             if sum(rows.values()) >= SMALL_TABLES_ROWS:  # a big run: hand back what building its tables freed,
                 release_memory()  # before Spark's JVM grows to judge them (regionchaos.gcpause)
             walls["tables"] = round(time.perf_counter() - started, 3)
-            per_run, timings, result = gx_checks(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
+            per_run, timings, result = judge(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
             walls.update(timings)
-            checks = per_run[run_id]
             stats = run_stats(frames)
             stats["table_rows"] = rows
             stats["validation_s3_requests"] = requests
-            out = {"checks": checks, "verdict": merge_verdict(checks), "stats": stats, "wall_seconds": walls}
-            if missing_invariants(checks):
-                out["error"] = f"no check for invariants {', '.join(missing_invariants(checks))}"
+            out = {**per_run[run_id], "stats": stats, "wall_seconds": walls}
             if upload:
                 started = time.perf_counter()
                 _upload(store, out, result, docs_dir)
@@ -682,11 +701,10 @@ def validate_runs(spark, stores: list, *, plain_sql: bool = False) -> dict[str, 
     with tables_mod.spill_directory(spark) as spill_dir:
         tables, frames, arts = load_many(spark, stores, spill_dir=spill_dir)
         run_ids = list(arts)
-        if plain_sql:
+        if plain_sql:  # the cost benchmark's reference, not a verdict anyone reads
             per_run = plain_sql_checks(spark, tables, run_ids, total_rows=table_rows(frames))
-        else:
-            per_run, _, _ = gx_checks(spark, tables, run_ids, total_rows=table_rows(frames))
-    return {run_id: {"checks": checks, "verdict": merge_verdict(checks)} for run_id, checks in per_run.items()}
+            return {run_id: judged(checks) for run_id, checks in per_run.items()}
+        return judge(spark, tables, run_ids, total_rows=table_rows(frames))[0]
 
 
 def _upload(store, out: dict, result, docs_dir: Path | None) -> None:

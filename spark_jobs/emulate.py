@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.s3_endpoint is None:  # embedded: its dummy credentials must reach the Python workers
                     spark.sparkContext.environment.update({k: os.environ[k] for k in _CREDENTIAL_VARS
                                                            if k in os.environ})
-                runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-                result, persistence = runner.emulate(scenario, store=store, mutant=mutant, spark=spark)
+                result, persistence = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay,
+                                                   spark=spark)
             print(json.dumps({"run_id": run_id, "prefix": store.uri(), "events": len(result.events),
                               "stats": result.stats, "dataplane": persistence.stats,
                               "s3": store.stats.as_dict()}, sort_keys=True, default=str))

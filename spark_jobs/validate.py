@@ -12,8 +12,8 @@ Out: under the run prefix: ``validation/results.json`` and one GX result per sui
 Exit codes (`regionchaos.run.ExitCode`): 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
 error (as ``regionchaos run``).
 
-Thin on purpose: everything happens in `regionchaos.validate.validate_run` and
-`regionchaos.report.build_report`.
+Thin on purpose: it is `regionchaos.runner.finish_stored`, the path every run is judged, summed up
+(`regionchaos.run.summary.build_summary`) and reported by.
 """
 
 from __future__ import annotations
@@ -36,53 +36,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def summary_of(store, run_id: str, validation: dict) -> dict:
-    """The summary.json of a run judged by this job (the emulation's own numbers come from its history)."""
-    raw = store.get_or_none("scenario.json")
-    doc = json.loads(raw) if raw else {}
-    scenario = doc.get("scenario") or {}
-    base = store.uri()
-    stats = dict(validation.get("stats", {}).get("history_counts", {}))
-    stats.update(validation.get("stats", {}))
-    return {
-        "run_id": run_id, "scenario": scenario.get("name"), "seed": doc.get("seed"), "mutant": doc.get("mutant"),
-        "verdict": validation["verdict"], "expect": scenario.get("expect") or {}, "checks": validation["checks"],
-        "stats": {**stats, "wall_seconds": {"validate": validation.get("wall_seconds")}},
-        "drawn": doc.get("drawn"), "report": f"{base}report/index.html", "datadocs": f"{base}datadocs/index.html",
-        "replay": doc.get("replay"),
-    }
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from regionchaos.report import build_report
     from regionchaos.run import ExitCode, exit_code
-    from regionchaos.runner import wall_clock_part, write_summary
-    from regionchaos.spark import get_spark
     from regionchaos.runid import run_id_problem
-    from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError
-    from regionchaos.validate import validate_run
+    from regionchaos.runner import finish_stored
+    from regionchaos.spark import get_spark
+    from regionchaos.storage import ObjectStore, StorageConfig, StorageError
 
     if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
         print(f"--run-id: {run_id_problem(args.run_id)}", file=sys.stderr)
         return ExitCode.BAD_INPUT
+    config = StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket)
     try:
-        store = ObjectStore.for_run(StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket), args.run_id)
+        store = ObjectStore.for_run(config, args.run_id)
         store.check_ready()
-        if store.get_or_none("scenario.json") is None and not store.list_keys("history/"):
-            print(f"nothing to validate: no run at {store.uri()}", file=sys.stderr)
+        if store.get_or_none("scenario.json") is None:  # spark_jobs/emulate.py writes it first
+            print(f"nothing to validate: no run at {store.uri()} (no scenario.json)", file=sys.stderr)
             return ExitCode.BAD_INPUT
-        with RunLease(store, args.run_id) as lease:  # not while the run is still being emulated or judged
-            spark = get_spark(f"regionchaos-validate-{args.run_id}")
-            validation = validate_run(spark, store, args.run_id, docs=not args.no_docs)
-            summary = summary_of(store, args.run_id, validation)
-            store.put("report/index.html", build_report(wall_clock_part(summary)[0], store=store).encode())
-            lease.check()  # taken over while this job stalled: the prefix is another run's now
-            write_summary(store, summary)  # its wall-clock values in timing/wall_seconds.json
+        spark = get_spark(f"regionchaos-validate-{args.run_id}")
+        summary = finish_stored(config, args.run_id, spark=spark, docs=not args.no_docs)  # holds the run id's lease
     except ValueError as exc:  # a malformed run id
         print(f"bad input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    except StorageError as exc:
+    except StorageError as exc:  # RunIdBusy included: another job holds the run id
         print(f"storage error: {exc}", file=sys.stderr)
         return ExitCode.UNKNOWN
     print(json.dumps({"run_id": args.run_id, "verdict": summary["verdict"],

@@ -158,8 +158,7 @@ def make_the_lost_acks_arrive_in_time(store):
 def judged(s3_server, spark) -> dict[str, dict]:
     scenario = load(NAME, seed=1)
     base = ObjectStore.for_run(s3_server.config, BASE)
-    runner.prepare_run(base, scenario, run_id=BASE, mutant=None, replay="ack-loss base")
-    runner.emulate(scenario, store=base, spark=spark)
+    runner.start(base, scenario, run_id=BASE, mutant=None, replay="ack-loss base", spark=spark)
     edited = H.copy_run(base, f"{BASE}-in-time")
     make_the_lost_acks_arrive_in_time(edited)
     return H.judge(spark, [base, edited])

@@ -126,9 +126,7 @@ def test_a_re_run_of_the_run_id_after_the_first_finished_is_idempotent(two_at_on
     store = ObjectStore.for_run(own_bucket, RUN_ID)
     scenario = load("smoke", seed=3)
     with RunLease(store, RUN_ID):
-        runner.prepare_run(store, scenario, run_id=RUN_ID, mutant=None,
-                           replay=runner.replay_line("smoke", 3, None, None))
-        runner.emulate(scenario, store=store, spark=None)
+        runner.start(store, scenario, run_id=RUN_ID, mutant=None, replay=runner.replay_line("smoke", 3, None, None))
         now = _bucket(own_bucket)
     emulation = tuple(prefix + p for p in EMULATION)
     reproduced = {k: v for k, v in now.items() if k.startswith(emulation)}

@@ -40,8 +40,7 @@ def test_a_seeds_swarm_rows_equal_its_deep_run_rows(s3_server, spark):
     run_id = runner.default_run_id(scenario, None)
     assert record["run_id"] == run_id
     store = ObjectStore.for_run(s3_server.config, run_id)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay=record["replay"])
-    runner.emulate(scenario, store=store, spark=spark)
+    runner.start(store, scenario, run_id=run_id, mutant=None, replay=record["replay"], spark=spark)
     deep_rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
     assert set(swarm_rows) == set(deep_rows) == set(tables_mod.SCHEMAS)
     assert sum(map(len, deep_rows.values())) > 1000  # a run with substance, not two empty tables

@@ -58,10 +58,8 @@ def _emulate(config, scenario_name: str) -> ObjectStore:
     scenario = _load(scenario_name)
     run_id = _base_id(scenario_name)
     store = ObjectStore.for_run(config, run_id)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=None,
-                       replay=runner.replay_line(scenario_name, scenario.seed, PR if scenario_name == F6_SCENARIO else {},
-                                                 None))
-    runner.emulate(scenario, store=store, mutant=None, spark=None)
+    runner.start(store, scenario, run_id=run_id, mutant=None,
+                 replay=runner.replay_line(scenario_name, scenario.seed, PR if scenario_name == F6_SCENARIO else {}, None))
     return store
 
 

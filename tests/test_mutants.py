@@ -8,7 +8,7 @@ Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.
      protocol on the same scenario and seed is valid (exit code 0) with every rule at 0 rows; each
      finding fails exactly its declared invariants.
 
-Cost: every run is emulated through the runner (`runner.prepare_run` + `runner.emulate` into the
+Cost: every run is emulated through the runner (`runner.start` into the
 embedded S3 server; the data plane's partition function runs in this process, `spark=None`,
 which halves the emulation time here), then all runs are judged by ONE pass of the GX suites
 on Spark (`validate_runs`: every table carries run_id). Per-run validation through
@@ -81,8 +81,7 @@ def _emulate(config, scenario_name: str, seed: int | None, mutant: str | None, o
     run_id = _run_id(scenario_name, scenario.seed, mutant, overrides)
     store = ObjectStore.for_run(config, run_id)
     replay = runner.replay_line(scenario_name, scenario.seed, overrides, mutant)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
-    runner.emulate(scenario, store=store, mutant=mutant, spark=None)
+    runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
     return store
 
 

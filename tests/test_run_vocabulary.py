@@ -240,3 +240,66 @@ def test_no_module_outside_regionchaos_run_redefines_the_vocabulary():
     assert len(files) > 50  # the folders were found
     found = [v for p in files for v in vocabulary_violations(p.read_text(), str(p.relative_to(ROOT)))]
     assert found == []
+
+
+# -- one lifecycle: one start, one judge, one summary builder -------------------------------------
+
+# (callee, the one function allowed to call it): the start of a run is `runner.start`, the GX pass
+# is reached only through `validate.judge`, and a summary is built only by `build_summary`.
+ONE_PATH = {"prepare_run": "start", "emulate": "start", "gx_checks": "judge"}
+SUMMARY_KEYS = {"run_id", "verdict", "checks", "stats", "replay"}
+
+
+def _called(node) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def lifecycle_violations(source: str, where: str) -> list[str]:
+    """Calls of a lifecycle step from anywhere but its one caller (the innermost function around the
+    call), and summary dicts written out (a dict literal with a summary's keys)."""
+    found: list[str] = []
+
+    def visit(node, owner: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            owner = node.name
+        callee = _called(node)
+        if callee in ONE_PATH and ONE_PATH[callee] != owner:
+            found.append(f"{where}:{node.lineno}: {callee} called from {owner}, not {ONE_PATH[callee]}")
+        if isinstance(node, ast.Dict) and SUMMARY_KEYS <= {_const(k) for k in node.keys}:
+            found.append(f"{where}:{node.lineno}: builds a run summary")
+        for child in ast.iter_child_nodes(node):
+            visit(child, owner)
+
+    visit(ast.parse(source), "<module>")
+    return found
+
+
+def test_the_lifecycle_guard_catches_a_second_path():
+    source = ("def run_many(store, sc):\n    runner.prepare_run(store, sc, run_id='r', mutant=None, replay='-')\n"
+              "    runner.emulate(sc, store=store)\n"
+              "def my_judge(spark, t):\n    return V.gx_checks(spark, t, ['r'])\n"
+              "def summary_of(v):\n    return {'run_id': 'r', 'verdict': v['verdict'], 'checks': [], 'stats': {},"
+              " 'replay': None}\n")
+    found = lifecycle_violations(source, "synthetic.py")
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "prepare_run called from run_many, not start", "emulate called from run_many, not start",
+        "gx_checks called from my_judge, not judge", "builds a run summary"], found
+    clean = ("def go(store, sc):\n    return runner.start(store, sc, run_id='r', mutant=None, replay='-')\n"
+             "def check(spark, t):\n    return V.judge(spark, t, ['r'], total_rows=1)\n")
+    assert lifecycle_violations(clean, "clean.py") == []
+
+
+def test_a_run_starts_is_judged_and_is_summed_up_in_one_place_each():
+    homes = {ROOT / "regionchaos" / "runner.py", ROOT / "regionchaos" / "validate.py",
+             ROOT / "regionchaos" / "run" / "summary.py"}
+    files = [p for folder in CODE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))
+             if ".venv" not in p.parts]
+    found = [v for p in files for v in lifecycle_violations(p.read_text(), str(p.relative_to(ROOT)))
+             if p not in homes or "builds a run summary" in v and p.name != "summary.py"]
+    assert found == []
+    # and in the homes, only the one caller
+    for home in homes - {ROOT / "regionchaos" / "run" / "summary.py"}:
+        assert [v for v in lifecycle_violations(home.read_text(), home.name) if "called from" in v] == []

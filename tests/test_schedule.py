@@ -25,8 +25,7 @@ def _rows(scenario) -> tuple[dict, dict]:
     """(rows of every table without the run id, protocol stats) of an in-memory emulation."""
     run_id = runner.default_run_id(scenario, None)
     store = MemoryStore.for_run(None, run_id)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="-")
-    result, _ = runner.emulate(scenario, store=store, threads=1)
+    result, _ = runner.start(store, scenario, run_id=run_id, mutant=None, replay="-", threads=1)
     rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
     strip = {name: sorted(repr(tuple(v for v in row if v != run_id)) for row in table if not _names_the_scenario(row))
              for name, table in rows.items() if name != "run"}  # "run": the scenario itself

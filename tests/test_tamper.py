@@ -602,8 +602,7 @@ def judged(s3_server, spark) -> dict[str, dict]:
     for run_id, (name, seed) in BASES.items():
         scenario = load(name, seed=seed)
         store = ObjectStore.for_run(s3_server.config, run_id)
-        runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="tamper base")
-        runner.emulate(scenario, store=store, spark=None)
+        runner.start(store, scenario, run_id=run_id, mutant=None, replay="tamper base")
         bases[run_id] = store
     stores = list(bases.values())
     for rule, (_, base, edit) in CASES.items():

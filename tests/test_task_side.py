@@ -202,8 +202,7 @@ CASES = {"late-healthy": make_a_healthy_ack_late, "failed-in-time": make_the_fai
 def judged(s3_server, spark) -> dict[str, dict]:
     scenario = load("regional-basic", seed=1, overrides=REGION_TIMEOUT)
     base = ObjectStore.for_run(s3_server.config, BASE)
-    runner.prepare_run(base, scenario, run_id=BASE, mutant=None, replay="task-side base")
-    runner.emulate(scenario, store=base, spark=None)
+    runner.start(base, scenario, run_id=BASE, mutant=None, replay="task-side base")
     stores = [base]
     for name, edit in CASES.items():
         copy = H.copy_run(base, f"{BASE}-{name}")

@@ -113,8 +113,7 @@ def test_edited_union_offset_breaks_union_offsets_reachable(s3_server, spark):
     for tag in ("intact", "edited"):
         sc = load("smoke", seed=2)
         store = ObjectStore.for_run(s3_server.config, f"union-tamper-{tag}")
-        runner.prepare_run(store, sc, run_id=f"union-tamper-{tag}", mutant=None, replay="-")
-        runner.emulate(sc, store=store, spark=None)
+        runner.start(store, sc, run_id=f"union-tamper-{tag}", mutant=None, replay="-")
         stores[tag] = store
     store = stores["edited"]
     latest = max(int(k.split("/")[1][4:]) for k in store.list_keys("checkpoints/") if k.endswith("/_metadata"))

@@ -36,8 +36,7 @@ RUN_ID = "val-smoke-s1"
 def smoke_store(s3_server) -> ObjectStore:
     scenario = load("smoke", seed=1)
     store = ObjectStore.for_run(s3_server.config, RUN_ID)
-    runner.prepare_run(store, scenario, run_id=RUN_ID, mutant=None, replay="regionchaos run --scenario smoke --seed 1")
-    runner.emulate(scenario, store=store, spark=None)
+    runner.start(store, scenario, run_id=RUN_ID, mutant=None, replay="regionchaos run --scenario smoke --seed 1")
     return store
 
 
@@ -382,8 +381,7 @@ def test_finish_judges_a_run_emulated_elsewhere(s3_server, spark):
     run_id = "finish-smoke-s1-failed-region-commits"
     scenario = load("smoke", seed=1)
     store = ObjectStore.for_run(s3_server.config, run_id)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
-    runner.emulate(scenario, store=store, mutant="failed-region-commits", spark=None)
+    runner.start(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
     summary = runner.finish(run_id, storage=s3_server.config, spark=spark)
     assert exit_code(summary) == ExitCode.INVALID
     assert summary["mutant"] == "failed-region-commits" and summary["replay"] == "elsewhere"

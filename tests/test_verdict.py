@@ -67,8 +67,7 @@ def gx_result(spark, s3_server):
     run_id = "verdict-smoke-s1"
     store = ObjectStore.for_run(s3_server.config, run_id)
     scenario = load("smoke", seed=1)
-    runner.prepare_run(store, scenario, run_id=run_id, mutant=None, replay="-")
-    runner.emulate(scenario, store=store, spark=None)
+    runner.start(store, scenario, run_id=run_id, mutant=None, replay="-")
     frames = T.build_frames(T.read_run(store, run_id))
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
     tables = V.prepare_tables(tables, V.table_rows(frames))
