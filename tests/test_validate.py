@@ -24,6 +24,7 @@ from regionchaos import runner, tables as T, validate as V
 from regionchaos.run import ExitCode, exit_code
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
+from regionchaos.tables import schemas as table_schemas, spark as table_spark
 from regionchaos.workload import range_count_sum
 
 SUITE_NAMES = ["metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety", "state_consistency",
@@ -185,7 +186,7 @@ def test_entries_one_per_operator_and_subtask(frames):
 def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store):
     tables = T.load_tables(spark, smoke_store, RUN_ID)
     for name, df in tables.items():
-        assert df.columns == [c.strip().split(" ")[0] for c in T._split_ddl(T.SCHEMAS[name])], name
+        assert df.columns == [c.strip().split(" ")[0] for c in table_schemas._split_ddl(T.SCHEMAS[name])], name
     assert tables["checkpoints"].count() == len(T.build_frames(T.read_run(smoke_store, RUN_ID))["checkpoints"])
     assert tables["redistributions"].count() == 0  # empty tables are empty, with their schema
 
@@ -197,7 +198,7 @@ def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, sm
     and createDataFrame (the path of every other table) give the same DataFrame."""
     rows = T.build_rows(T.read_run(smoke_store, RUN_ID))[name]
     assert rows, name
-    monkeypatch.setattr(T, "SPILL_MIN_ROWS", 1)  # smoke's tables are small: take the spill path anyway
+    monkeypatch.setattr(table_spark, "SPILL_MIN_ROWS", 1)  # smoke's tables are small: take the spill path anyway
     spilled = T.rows_to_spark(spark, name, rows, spill_dir=str(tmp_path))
     assert list((tmp_path / name).glob("part-*.parquet")), "the rows did not go through Parquet"
     framed = T.to_spark(spark, name, T.frame_of(name, rows))  # createDataFrame (spill_dir None)

@@ -1,18 +1,9 @@
-"""A run's artifacts as tables: what the invariant suites query.
+"""Building the tables' rows from a run's artifacts: one section per group of tables.
 
-In:  a run's prefix on S3 (``regionchaos.storage.s3.ObjectStore`` of ``runs/RUN_ID/``):
-     ``scenario.json``, ``history/*.jsonl``, ``checkpoints/`` (the ``_metadata`` left at
-     the end and the state files they name), ``sink/commits/*.json``, ``sink/txn/``.
-Out: ``load_tables(spark, store, run_id) -> dict[str, DataFrame]``; `read_run` +
-     `build_frames` give the same tables as pandas frames without Spark (report, tests).
-     Every table carries ``run_id``, so the same suites judge one run or thousands
-     (`union_tables`). Columns are documented in ``expectations/README.md`` and in
-     `SCHEMAS` below.
-
-Requests: one paginated LIST of the prefix, then GETs (thread pool) of the history,
-the scenario, the ``_metadata`` objects, the state files named by completed checkpoints
-that are still on storage, the sink commits and the sink transactions. Nothing is
-written.
+In:  `RunArtifacts` (`artifacts.read_run`).
+Out: `build_rows(art) -> dict[str, list[tuple]]`: table -> tuples in the column order of
+     `SCHEMAS` (`schemas`); `region_of`, the job's operators (`OPERATOR_VERTEX`,
+     `OPERATOR_MODE`, `SPLIT_OPERATORS`). `spark` makes frames, Arrow and Spark tables of the rows.
 
 Independence: values are never copied from the run's own bookkeeping where validation
 must judge them. ``truth`` is recomputed from the seed with `regionchaos.workload`;
@@ -28,21 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
-import pandas as pd
 
-from . import history
-from .gcpause import paused
-from .history import Kind
-from .storage.s3 import RESERVED_KEYS
-from .workload import range_count_sum, record_values
+from ..gcpause import paused
+from ..history import Kind
+from ..workload import range_count_sum, record_values
+from .artifacts import RunArtifacts
+from .schemas import _CHK, _COLUMNS, _TXN, SCHEMAS
 
 # The job of PROTOCOL.md section 1: which vertex runs each operator, and how each
 # operator's list state is redistributed on restore (section 5).
@@ -51,89 +37,6 @@ OPERATOR_VERTEX = {"source": "source", "offsets": "source", "counter": "process"
 OPERATOR_MODE = {"source": "even-split", "offsets": "union", "counter": "even-split", "sink": "even-split",
                  "epoch": "union", "rules": "broadcast"}
 SPLIT_OPERATORS = ("source", "counter", "sink")  # operators whose list elements are split ids
-
-_CHK = re.compile(r"^checkpoints/chk-(\d+)/(.+)$")
-_TXN = re.compile(r"^sink/txn/chk-(\d+)/tm-(\d+)\.json$")
-
-# Spark DDL of every table (the same column order as the pandas frames)
-SCHEMAS: dict[str, str] = {
-    "run": (
-        "run_id string, scenario string, seed bigint, mutant string, bounded boolean, records_per_split bigint, "
-        "splits_total int, initial_splits int, unaligned boolean, region_enabled boolean, max_failure_ratio double, "
-        "max_consecutive_failures int, num_retained int, heal_checkpoints int, forced_global_policy string, "
-        "coordinator_fallback boolean, partitioning string, exchange string, file_merging boolean, "
-        "initial_parallelism int, first_checkpoint_id bigint, fault_attempts int, heal_attempt int, "
-        "started boolean, run_finished boolean, job_finished boolean, job_not_finished boolean, "
-        "history_events int, history_files int, timeout_ms bigint, region_timeout_ms bigint, semantics string"
-    ),
-    "checkpoints": (
-        "run_id string, checkpoint_id bigint, attempt int, trigger_seq bigint, decided_seq bigint, "
-        "status string, completed boolean, voided boolean, reason string, forced_global boolean, final boolean, "
-        "trigger_counter int, failed_regions array<int>, failed_region_count int, num_regions int, "
-        "declined_count int, timed_out_count int, counter_before int, counter_after int, "
-        "max_failure_ratio double, max_consecutive_failures int, region_enabled boolean, "
-        "subsumed array<bigint>, deleted_count int, healing boolean, job_parallelism int, job_regions int, "
-        "metadata_type string, metadata_parallelism string, consecutive_regional int, "
-        "coord_discovered array<int>, coord_unassigned array<int>, entry_count int, ref_ids array<bigint>, "
-        "ref_depth int, staleness int, completed_seq bigint, stored_digest string, history_digest string"
-    ),
-    "entries": (
-        "run_id string, checkpoint_id bigint, checkpoint_type string, operator string, vertex string, "
-        "subtask int, region int, parallelism int, ref_checkpoint_id bigint, min_origin bigint, "
-        "max_origin bigint, n_handles int, n_channels int, n_elements int"
-    ),
-    "entry_splits": (
-        "run_id string, checkpoint_id bigint, operator string, subtask int, region int, split int, pos int, "
-        "origin_checkpoint_id bigint, ref_checkpoint_id bigint, object_key string, segment string"
-    ),
-    "handles": (
-        "run_id string, checkpoint_id bigint, object_key string, source string, n_segments int"
-    ),
-    "named_segments": (
-        "run_id string, checkpoint_id bigint, operator string, subtask int, kind string, object_key string, "
-        "segment string"
-    ),
-    "object_segments": "run_id string, object_key string, segment string, items int",
-    "inventory": "run_id string, key string, area string, checkpoint_id bigint, kind string, size_bytes bigint",
-    "deletions": "run_id string, seq bigint, checkpoint_id bigint, object_key string, cause string",
-    "retention": "run_id string, checkpoint_id bigint, from_seq bigint, to_seq bigint",
-    "state_values": (
-        "run_id string, checkpoint_id bigint, operator string, subtask int, ref_checkpoint_id bigint, "
-        "origin_checkpoint_id bigint, object_key string, segment string, found boolean, split int, "
-        "element string, src bigint, consumed bigint, count bigint, sum bigint, lost string, n_lost int, "
-        "pending string, value bigint"
-    ),
-    "channel_state": (
-        "run_id string, checkpoint_id bigint, operator string, subtask int, ref_checkpoint_id bigint, "
-        "origin_checkpoint_id bigint, split int, start bigint, end bigint, object_key string, segment string, "
-        "readable boolean, found boolean, seg_start bigint, seg_end bigint, seg_count bigint, seg_sum bigint"
-    ),
-    "truth": "run_id string, split int, start bigint, end bigint, count bigint, sum bigint",
-    "commits": (
-        "run_id string, commit_file string, pos int, txn_checkpoint_id bigint, split int, start bigint, "
-        "end bigint, subtask int, region int, notified_checkpoint_id bigint, cause string, attempt int, "
-        "lost string, n_lost int"
-    ),
-    "transactions": (
-        "run_id string, checkpoint_id bigint, tm int, pos int, txn_checkpoint_id bigint, split int, start bigint, "
-        "end bigint, count bigint, sum bigint"
-    ),
-    "task_responses": (
-        "run_id string, checkpoint_id bigint, attempt int, vertex string, subtask int, region int, "
-        "response string, at_ms bigint, upload_ms bigint, reason string"
-    ),
-    "events": (
-        "run_id string, seq bigint, attempt int, kind string, checkpoint_id bigint, region int, subtask int, "
-        "split int, start bigint, end bigint, cause string, restore_from bigint, recovered_latest bigint, "
-        "detail string"
-    ),
-    "redistributions": (
-        "run_id string, restore_id int, restore_seq bigint, cause string, restore_from bigint, "
-        "old_parallelism int, new_parallelism int, operator string, mode string, side string, kind string, "
-        "subtask int, pos int, element string, channel int, start bigint, end bigint"
-    ),
-}
-TABLES = tuple(SCHEMAS)
 
 
 def _j(value: Any) -> str:
@@ -154,87 +57,6 @@ def region_of(vertex: str, subtask: int, parallelism: int, topology: dict) -> in
     return subtask if vertex == "source" else parallelism + subtask
 
 
-# -- reading ------------------------------------------------------------------------------
-
-
-@dataclass
-class RunArtifacts:
-    """What a run left on storage, parsed (no Spark)."""
-
-    run_id: str
-    scenario_doc: dict
-    events: list[dict]
-    inventory: list[tuple[str, int]]  # (key, size)
-    metadata_at_end: dict[int, dict]  # checkpoint id (of its chk-N/ key) -> _metadata JSON still on storage
-    state_files: dict[str, dict]  # key -> parsed state file (only those read)
-    commits: list[tuple[str, list[dict]]]  # (file, txns) in key order
-    transactions: list[tuple[str, list[dict]]]
-    history_files: int = 0
-    requests: dict = field(default_factory=dict)
-
-
-def _list_with_sizes(store) -> list[tuple[str, int]]:
-    """One paginated LIST of the whole run prefix (keys relative to it, with sizes)."""
-    out = []
-    pages = store.client.get_paginator("list_objects_v2").paginate(Bucket=store.config.bucket,
-                                                                    Prefix=store.run_prefix)
-    for page in pages:
-        store.stats.record("ListObjectsV2")
-        out.extend((item["Key"][len(store.run_prefix):], int(item.get("Size", 0))) for item in page.get("Contents", []))
-    return sorted(item for item in out if item[0] not in RESERVED_KEYS)  # the run-id lease is no artifact
-
-
-@paused()
-def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
-    """Read a run's artifacts: LIST once, then GET what the tables need."""
-    before = store.stats.as_dict()
-    listing = _list_with_sizes(store)
-    keys = [k for k, _ in listing]
-    history_keys = sorted(k for k in keys if history.is_history_key(k))
-    metadata_keys = [k for k in keys if k.startswith("checkpoints/") and k.endswith("/_metadata")]
-    commit_keys = sorted(k for k in keys if k.startswith("sink/commits/") and k.endswith(".json"))
-    txn_keys = sorted(k for k in keys if _TXN.match(k))
-    first = ["scenario.json"] if "scenario.json" in keys else []
-    bodies = store.get_many(first + history_keys + metadata_keys + commit_keys + txn_keys, threads=threads)
-    scenario_doc = json.loads(bodies["scenario.json"]) if first else {}
-    events = history.decode(bodies[k] for k in history_keys)
-    metadata_at_end = {}
-    for k in metadata_keys:  # keyed by where it lies (chk-N/), not by what it says
-        metadata_at_end[int(_CHK.match(k).group(1))] = json.loads(bodies[k])
-    # state files: every object named by a completed checkpoint that is still on storage
-    present = set(keys)
-    wanted: set[str] = set()
-    for e in events:
-        if e["kind"] == Kind.CHECKPOINT_COMPLETED:
-            for entry in e["metadata"]["operatorSubtaskStates"]:
-                wanted.update(h[0] for h in entry["handles"])
-                wanted.update(c[0] for c in entry["channelState"])
-    for doc in metadata_at_end.values():
-        for entry in doc["operatorSubtaskStates"]:
-            wanted.update(h[0] for h in entry["handles"])
-            wanted.update(c[0] for c in entry["channelState"])
-    state_keys = sorted(wanted & present)
-    state_bodies = store.get_many(state_keys, threads=threads)
-    state_files = {k: json.loads(v) for k, v in state_bodies.items()}
-    after = store.stats.as_dict()
-    requests = {op: n - before["requests_by_op"].get(op, 0) for op, n in after["requests_by_op"].items()}
-    return RunArtifacts(
-        run_id=run_id,
-        scenario_doc=scenario_doc,
-        events=events,
-        inventory=listing,
-        metadata_at_end=metadata_at_end,
-        state_files=state_files,
-        commits=[(k, json.loads(bodies[k])) for k in commit_keys],
-        transactions=[(k, json.loads(bodies[k])) for k in txn_keys],
-        history_files=len(history_keys),
-        requests={op: n for op, n in requests.items() if n},
-    )
-
-
-# -- building the tables ---------------------------------------------------------------------
-
-
 class _Cols:
     """Row accumulator for one table (tuples in column order; a column not given is None)."""
 
@@ -246,51 +68,8 @@ class _Cols:
         self.rows.append(tuple(map(row.get, self.names)))
 
 
-def column_names(name: str) -> list[str]:
-    """The columns of table ``name``, in `SCHEMAS` order."""
-    return list(_COLUMNS[name])
-
-
-def frame_of(name: str, rows: list[tuple]) -> pd.DataFrame:
-    """Rows of table ``name`` (tuples in `SCHEMAS` order) as a pandas frame (object columns when empty)."""
-    names = column_names(name)
-    return pd.DataFrame.from_records(rows, columns=names) if rows else \
-        pd.DataFrame({n: pd.Series([], dtype="object") for n in names})
-
-
-def _split_ddl(ddl: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in ddl:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
-
-
-_COLUMNS = {name: tuple(c.strip().split(" ")[0] for c in _split_ddl(ddl)) for name, ddl in SCHEMAS.items()}
-
-
-def _ddl_types(ddl: str) -> dict[str, str]:
-    return {c.strip().split(" ", 1)[0]: c.strip().split(" ", 1)[1] for c in _split_ddl(ddl)}
-
-
 def _elements(handles: list) -> list:
     return [e for h in handles for e in h[3]]
-
-
-@paused()
-def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
-    """All tables of one run as pandas frames (columns as in `SCHEMAS`)."""
-    rows = build_rows(art)
-    return {name: frame_of(name, rows.pop(name)) for name in list(rows)}  # each table's tuples go once framed
 
 
 @paused()
@@ -702,157 +481,3 @@ def _redistribution(cols: _Cols, rid: str, e: dict, old_meta: dict | None) -> No
             add(op, side="new", kind="element", subtask=sub, pos=pos, element=_j(el))
         for channel, start, end in channels:
             add(op, side="new", kind="channel", subtask=sub, channel=int(channel), start=int(start), end=int(end))
-
-
-# -- Spark ------------------------------------------------------------------------------------------------
-
-
-_NULLABLE_INT = {"int": "Int32", "bigint": "Int64"}
-
-
-SPILL_MIN_ROWS = 100_000  # tables this big go to Parquet files instead of the driver's heap
-SPILL_FILES = 4  # files (= Spark partitions) per spilled table
-_ARROW_SCALARS = {"string": "string", "int": "int32", "bigint": "int64", "double": "float64", "boolean": "bool_"}
-
-
-def spill_possible(spark) -> bool:
-    """Spilling writes local files that executors read back: only on a local master."""
-    return spark.sparkContext.master.startswith("local")
-
-
-@contextmanager
-def spill_directory(spark):
-    """A scratch directory for `to_spark`'s Parquet files (None where spilling is not
-    possible), removed when the DataFrames built from it are no longer used."""
-    if not spill_possible(spark):
-        yield None
-        return
-    path = tempfile.mkdtemp(prefix="regionchaos-tables-")
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _spill(spark, name: str, table, directory: str):
-    """Write a big table (an Arrow table of its schema) to Parquet and read it back: Spark then
-    holds it as partitioned, spillable files instead of one LocalRelation in the driver's heap
-    (which is what ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run
-    out of heap)."""
-    import os
-
-    import pyarrow.parquet as pq
-    from pyspark.sql.types import _parse_datatype_string
-
-    path = os.path.join(directory, name)
-    os.makedirs(path, exist_ok=True)
-    step = max(1, -(-table.num_rows // SPILL_FILES))
-    for i, start in enumerate(range(0, table.num_rows, step)):
-        pq.write_table(table.slice(start, step), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
-    return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
-
-
-def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None = None):
-    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as a Spark
-    DataFrame, without a pandas frame on the way: through Parquet files in ``spill_dir`` when
-    the table has `SPILL_MIN_ROWS` rows or more, else as `to_spark` of its frame. For the big
-    tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows)."""
-    if spill_dir is not None and len(rows) >= SPILL_MIN_ROWS and \
-            all(t in _ARROW_SCALARS for t in _ddl_types(SCHEMAS[name]).values()):
-        return _spill(spark, name, arrow_table(name, rows), spill_dir)
-    return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
-
-
-def arrow_schema(name: str):
-    """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists)."""
-    import pyarrow as pa
-
-    def arrow_type(ddl: str):
-        if ddl.startswith("array<"):
-            return pa.list_(arrow_type(ddl[len("array<"):-1]))
-        return getattr(pa, _ARROW_SCALARS[ddl])()
-
-    return pa.schema([(col, arrow_type(typ)) for col, typ in _ddl_types(SCHEMAS[name]).items()])
-
-
-def arrow_table(name: str, rows: list[tuple]):
-    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as one
-    Arrow table of its schema; a value of the wrong type raises (no silent coercion)."""
-    import pyarrow as pa
-
-    schema = arrow_schema(name)
-    columns = list(zip(*rows)) if rows else [()] * len(schema)
-    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
-
-
-def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = None):
-    """A pandas table as a Spark DataFrame with the declared schema (empty tables too).
-
-    With ``spill_dir`` (local masters), tables of `SPILL_MIN_ROWS` rows or more whose
-    columns are all scalars go through Parquet files there; the caller removes the
-    directory once the DataFrames are no longer used."""
-    from pyspark.sql.types import _parse_datatype_string
-
-    schema = _parse_datatype_string(SCHEMAS[name])
-    types = _ddl_types(SCHEMAS[name])
-    spill = spill_dir is not None and len(frame) >= SPILL_MIN_ROWS and all(t in _ARROW_SCALARS for t in types.values())
-    empty = frame.empty
-    if empty:  # one all-null row, then LIMIT 0: an empty LocalRelation (no tasks, no Python workers)
-        frame = pd.DataFrame([{col: None for col in types}])
-    frame = frame.copy()
-    for col, typ in types.items():
-        if typ in _NULLABLE_INT:
-            values = frame[col]
-            if values.dtype == object:  # ints and None
-                values = pd.to_numeric(values, errors="raise")
-            frame[col] = values.astype(_NULLABLE_INT[typ])
-        elif typ == "double":
-            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
-        elif typ == "boolean":
-            frame[col] = frame[col].astype("object")
-    if spill:
-        import pyarrow as pa
-
-        return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow_schema(name), preserve_index=False,
-                                                        safe=True), spill_dir)
-    df = spark.createDataFrame(frame, schema)
-    return df.limit(0) if empty else df
-
-
-def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None,
-                spill_dir: str | None = None) -> dict:
-    """A run's tables as Spark DataFrames (`SCHEMAS`), every one with ``run_id``."""
-    art = artifacts or read_run(store, run_id)
-    frames = build_frames(art)
-    return {name: to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
-
-
-def union_tables(many: list[dict]) -> dict:
-    """Tables of several runs in one set (the suites judge all of them at once)."""
-    out = {}
-    for name in TABLES:
-        dfs = [tables[name] for tables in many]
-        df = dfs[0]
-        for other in dfs[1:]:
-            df = df.unionByName(other)
-        out[name] = df
-    return out
-
-
-# -- the last run's frames, for the report that follows validation --------------------------------
-
-_last: dict[tuple[str, str], dict] = {}
-
-
-def _store_key(store) -> tuple[str, str]:
-    return (store.config.bucket, store.run_prefix)
-
-
-def remember_frames(store, frames: dict) -> None:
-    """Keep one run's frames (the report built right after validation reuses them)."""
-    _last.clear()
-    _last[_store_key(store)] = frames
-
-
-def cached_frames(store) -> dict | None:
-    return _last.get(_store_key(store))

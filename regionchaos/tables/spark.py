@@ -1,0 +1,170 @@
+"""The tables as pandas frames, Arrow tables and Spark DataFrames (with Parquet spilling).
+
+In:  a run's rows (`rows.build_rows`), or its artifacts (`artifacts.read_run`), or its store.
+Out: `frame_of` / `build_frames` (pandas), `arrow_schema` / `arrow_table` (Arrow),
+     `to_spark` / `rows_to_spark` / `load_tables(spark, store, run_id)` (Spark DataFrames with
+     the declared schema, `SCHEMAS`), `union_tables` (many runs' tables in one set);
+     `spill_directory` / `spill_possible`: where big tables go as Parquet files on a local master.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from contextlib import contextmanager
+
+import pandas as pd
+
+from ..gcpause import paused
+from .artifacts import RunArtifacts, read_run
+from .rows import build_rows
+from .schemas import SCHEMAS, TABLES, _ddl_types, column_names
+
+
+def frame_of(name: str, rows: list[tuple]) -> pd.DataFrame:
+    """Rows of table ``name`` (tuples in `SCHEMAS` order) as a pandas frame (object columns when empty)."""
+    names = column_names(name)
+    return pd.DataFrame.from_records(rows, columns=names) if rows else \
+        pd.DataFrame({n: pd.Series([], dtype="object") for n in names})
+
+
+@paused()
+def build_frames(art: RunArtifacts) -> dict[str, pd.DataFrame]:
+    """All tables of one run as pandas frames (columns as in `SCHEMAS`)."""
+    rows = build_rows(art)
+    return {name: frame_of(name, rows.pop(name)) for name in list(rows)}  # each table's tuples go once framed
+
+
+# -- Spark ------------------------------------------------------------------------------------------------
+
+
+_NULLABLE_INT = {"int": "Int32", "bigint": "Int64"}
+
+
+SPILL_MIN_ROWS = 100_000  # tables this big go to Parquet files instead of the driver's heap
+SPILL_FILES = 4  # files (= Spark partitions) per spilled table
+_ARROW_SCALARS = {"string": "string", "int": "int32", "bigint": "int64", "double": "float64", "boolean": "bool_"}
+
+
+def spill_possible(spark) -> bool:
+    """Spilling writes local files that executors read back: only on a local master."""
+    return spark.sparkContext.master.startswith("local")
+
+
+@contextmanager
+def spill_directory(spark):
+    """A scratch directory for `to_spark`'s Parquet files (None where spilling is not
+    possible), removed when the DataFrames built from it are no longer used."""
+    if not spill_possible(spark):
+        yield None
+        return
+    path = tempfile.mkdtemp(prefix="regionchaos-tables-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _spill(spark, name: str, table, directory: str):
+    """Write a big table (an Arrow table of its schema) to Parquet and read it back: Spark then
+    holds it as partitioned, spillable files instead of one LocalRelation in the driver's heap
+    (which is what ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run
+    out of heap)."""
+    import os
+
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import _parse_datatype_string
+
+    path = os.path.join(directory, name)
+    os.makedirs(path, exist_ok=True)
+    step = max(1, -(-table.num_rows // SPILL_FILES))
+    for i, start in enumerate(range(0, table.num_rows, step)):
+        pq.write_table(table.slice(start, step), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+    return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
+
+
+def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None = None):
+    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as a Spark
+    DataFrame, without a pandas frame on the way: through Parquet files in ``spill_dir`` when
+    the table has `SPILL_MIN_ROWS` rows or more, else as `to_spark` of its frame. For the big
+    tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows)."""
+    if spill_dir is not None and len(rows) >= SPILL_MIN_ROWS and \
+            all(t in _ARROW_SCALARS for t in _ddl_types(SCHEMAS[name]).values()):
+        return _spill(spark, name, arrow_table(name, rows), spill_dir)
+    return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
+
+
+def arrow_schema(name: str):
+    """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists)."""
+    import pyarrow as pa
+
+    def arrow_type(ddl: str):
+        if ddl.startswith("array<"):
+            return pa.list_(arrow_type(ddl[len("array<"):-1]))
+        return getattr(pa, _ARROW_SCALARS[ddl])()
+
+    return pa.schema([(col, arrow_type(typ)) for col, typ in _ddl_types(SCHEMAS[name]).items()])
+
+
+def arrow_table(name: str, rows: list[tuple]):
+    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as one
+    Arrow table of its schema; a value of the wrong type raises (no silent coercion)."""
+    import pyarrow as pa
+
+    schema = arrow_schema(name)
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
+
+
+def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = None):
+    """A pandas table as a Spark DataFrame with the declared schema (empty tables too).
+
+    With ``spill_dir`` (local masters), tables of `SPILL_MIN_ROWS` rows or more whose
+    columns are all scalars go through Parquet files there; the caller removes the
+    directory once the DataFrames are no longer used."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    schema = _parse_datatype_string(SCHEMAS[name])
+    types = _ddl_types(SCHEMAS[name])
+    spill = spill_dir is not None and len(frame) >= SPILL_MIN_ROWS and all(t in _ARROW_SCALARS for t in types.values())
+    empty = frame.empty
+    if empty:  # one all-null row, then LIMIT 0: an empty LocalRelation (no tasks, no Python workers)
+        frame = pd.DataFrame([{col: None for col in types}])
+    frame = frame.copy()
+    for col, typ in types.items():
+        if typ in _NULLABLE_INT:
+            values = frame[col]
+            if values.dtype == object:  # ints and None
+                values = pd.to_numeric(values, errors="raise")
+            frame[col] = values.astype(_NULLABLE_INT[typ])
+        elif typ == "double":
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        elif typ == "boolean":
+            frame[col] = frame[col].astype("object")
+    if spill:
+        import pyarrow as pa
+
+        return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow_schema(name), preserve_index=False,
+                                                        safe=True), spill_dir)
+    df = spark.createDataFrame(frame, schema)
+    return df.limit(0) if empty else df
+
+
+def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None,
+                spill_dir: str | None = None) -> dict:
+    """A run's tables as Spark DataFrames (`SCHEMAS`), every one with ``run_id``."""
+    art = artifacts or read_run(store, run_id)
+    frames = build_frames(art)
+    return {name: to_spark(spark, name, frame, spill_dir=spill_dir) for name, frame in frames.items()}
+
+
+def union_tables(many: list[dict]) -> dict:
+    """Tables of several runs in one set (the suites judge all of them at once)."""
+    out = {}
+    for name in TABLES:
+        dfs = [tables[name] for tables in many]
+        df = dfs[0]
+        for other in dfs[1:]:
+            df = df.unionByName(other)
+        out[name] = df
+    return out
