@@ -7,7 +7,7 @@ Out: `persistence`: the `S3Persistence` a deep run uses, on a fresh `MemoryStore
      path: the run's prefix prepared as `regionchaos.runner` does, then `runner.emulate`);
      readers of the facts the tests check, taken from the artifacts on the store
      (docs/ARTIFACTS.md), never from the emulator's own account: the sink's committed
-     transactions, the ``_metadata`` objects left, the state objects left.
+     transactions, the ``_metadata`` objects left.
 
 No Spark and no S3 server: what runs is the code of a deep run, with a dict as the bucket.
 """
@@ -48,7 +48,3 @@ def metadata(store: MemoryStore) -> dict[int, bytes]:
     keys = [k for k in store.list_keys("checkpoints/") if k.endswith("/_metadata")]
     return {int(k.split("/")[1].removeprefix("chk-")): body for k, body in store.get_many(keys).items()}
 
-
-def state_objects(store: MemoryStore) -> set[str]:
-    """The state objects on the store (every key under ``checkpoints/`` but ``_metadata``)."""
-    return {k for k in store.list_keys("checkpoints/") if not k.endswith("/_metadata")}
