@@ -6,7 +6,8 @@ In:  a catalogue scenario, a number of seeds and decline rates (per subtask and 
 Out: one JSON line per (decline rate, semantics, tolerable, regional on/off): checkpoints
      decided, job failures (global restores the emulator makes for an outcome ``job_failed``),
      runs with at least one, forced checkpoints aborted, ratio aborts, REGIONAL completions.
-     In-memory emulations only (no storage, no Spark).
+     Each run is emulated into an in-memory store (`regionchaos.fastswarm.emulate_in_memory`, the
+     swarm's fast path: the real data plane, a dict for a bucket; no S3 server, no Spark).
 
     PYTHONPATH=$PWD .venv/bin/python bench/availability_tolerable.py regional-basic 20 0.02,0.05,0.1 \
         > bench/results/availability_tolerable/regional-basic.jsonl
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
-from regionchaos.emulator import Emulation, MemoryPersistence
+from regionchaos.fastswarm import emulate_in_memory
 from regionchaos.scenario import load
 
 CAUSE = "checkpoint tolerable failure threshold exceeded"
@@ -30,7 +31,7 @@ def measure(scenario: str, seed: int, semantics: str, tolerable: int, region: bo
         "flink.execution.checkpointing.region.enabled": region,
         "flink.execution.checkpointing.tolerable-failed-checkpoints": tolerable,
         "faults.decline": decline_rate, "faults.timeout": 0.0, "faults.subtask_crash": 0.0})
-    result = Emulation(sc, MemoryPersistence()).run()
+    result, _ = emulate_in_memory(sc, None, rows=False)
     decided = [e for e in result.events if e["kind"] == "checkpoint_decided"]
     aborted = [d for d in decided if d["status"] == "ABORTED"]
     return {"checkpoints": len(decided),

@@ -1,8 +1,8 @@
 """The control plane of a run: the job, driven through the CheckpointCoordinator.
 
 In:  a Scenario, an optional mutant, and a Persistence (where checkpoint
-     metadata, state rows, sink commits and history go: memory in unit tests,
-     S3 through the Spark data plane in real runs).
+     metadata, state rows, sink commits and history go: `regionchaos.dataplane.S3Persistence`,
+     on S3 in deep runs, on an in-memory `ObjectStore` in the swarm's fast path and the tests).
 Out: a :class:`RunResult` with the history (one event per protocol step) and
      counters. Everything is deterministic from the scenario's seed.
 
@@ -77,48 +77,6 @@ class Batch:
     put_failures: set[tuple[int, int]] = field(default_factory=set)  # (checkpoint, tm)
     slow_puts: set[tuple[int, int]] = field(default_factory=set)
     counter: int = 0  # next checkpoint id (HA checkpoint id counter)
-
-
-class MemoryPersistence:
-    """Persistence for unit tests: keeps metadata and objects in dicts."""
-
-    def __init__(self, mutant: str | None = None):
-        self.mutant = mutant
-        self.metadata: dict[int, bytes] = {}
-        self.objects: set[str] = set()
-        self.counter = 1
-        self.batches: list[Batch] = []
-        self.commits: list[dict] = []
-
-    def flush(self, batch: Batch) -> None:
-        self.batches.append(batch)
-        written = {(r["checkpoint_id"], r["object_key"]) for r in batch.state_rows}
-        failed = batch.put_failures
-        for cid, key in written:
-            if (cid, int(key.rsplit("tm-", 1)[-1].split(".")[0]) if "tm-" in key else -1) not in failed:
-                if not (self.mutant == "metadata-before-state" and cid == batch.crash_before_metadata):
-                    self.objects.add(key)
-        for step in batch.steps:
-            if step["op"] == "metadata":
-                self.metadata[step["checkpoint_id"]] = step["body"]
-            elif step["op"] == "delete":
-                self.objects -= set(step["keys"])
-                for old in step["subsumed"]:
-                    self.metadata.pop(old, None)
-            elif step["op"] == "commit":
-                self.commits.extend(step["txns"])
-        self.counter = batch.counter
-
-    def recover(self) -> tuple[list[CompletedCheckpoint], int]:
-        return [CompletedCheckpoint.from_bytes(b) for b in self.metadata.values()], self.counter
-
-    def list_objects(self, prefix: str = "") -> list[str]:
-        return sorted(k for k in self.objects if k.startswith(prefix))
-
-    def delete_orphans(self, live: set[str]) -> list[str]:
-        orphans = sorted(self.objects - live)
-        self.objects -= set(orphans)
-        return orphans
 
 
 @dataclass

@@ -20,12 +20,12 @@ import pytest
 
 from regionchaos import runner
 from regionchaos.cli import main
-from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.faultkinds import FAULT_KINDS, SCHEDULE_KINDS
 from regionchaos.nemesis import Nemesis
 from regionchaos.scenario import ScenarioError, from_dict, load
 from regionchaos.schedule import protocol_stats_of
 from regionchaos.storage import ObjectStore
+from tests import memrun
 from tests import tamper_helpers as H
 
 NAME = "ack-loss"
@@ -35,9 +35,7 @@ RULE = "failed_regions_follow_responses"
 
 def _emulate(scenario):
     """(events, the faults handed out as schedule entries) of an in-memory emulation."""
-    em = Emulation(scenario, MemoryPersistence())
-    em.nemesis.recording = True
-    result = em.run()
+    result, _ = memrun.emulate(scenario, record_schedule=True)
     return result.events, result.schedule
 
 

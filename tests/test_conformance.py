@@ -54,8 +54,8 @@ Flink classes, methods and commits followed (-> the test here):
   testNoRefCheckpointIdRoundTrip -> test_metadata_* (the model's ``_metadata`` JSON, not V7 bytes).
 - RegionalCheckpointITCase (bd2cf43cfbe3d6c23ce3fcbbd9cca42967ab9ff5):
   testRegionalCheckpointCompleteDuringRegionFailover, testSourceDataNotLostAfterRegionalCheckpoint, testForcedGlobalAfterConsecutiveLimit,
-  testAllToAllTopologyFallsBackToGlobalBehavior -> test_itcase_* (an in-memory Emulation run of a
-  bounded job with region crashes, as the MiniCluster job, instead of a MiniCluster).
+  testAllToAllTopologyFallsBackToGlobalBehavior -> test_itcase_* (an Emulation run into an in-memory
+  store, of a bounded job with region crashes, as the MiniCluster job, instead of a MiniCluster).
 
 Where the Flink test's javadoc and the handler's code disagree, the code decides, and the test says so:
 StateAssemblyTest.testConsecutiveLimitExceededAborts says the checkpoint aborts at the consecutive
@@ -77,7 +77,7 @@ Cases not expressible in the model, and why:
   RegionalCheckpointConfigTest, CheckpointCoordinatorRegionalConfigTest: metrics, REST JSON,
   statistics and configuration plumbing; none is protocol behaviour.
 - RegionalCheckpointITCase: the MiniCluster, its restart strategy and the notification counters
-  (``numRegionalFallbackNotifications``); the in-memory Emulation stands in for the job.
+  (``numRegionalFallbackNotifications``); the Emulation run stands in for the job.
 
 Cases of behaviours owned elsewhere (helper i27-fallback; the lead reconciles): covered in
 tests/test_pr_fallback.py (i27-fallback):
@@ -98,13 +98,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.protocol import coordinator as C
 from regionchaos.protocol.checkpoint import GLOBAL, REGIONAL, CompletedCheckpoint
 from regionchaos.protocol.merge import N_FALLBACK, N_REGIONAL_COMPLETE
 from regionchaos.protocol.store import CompletedCheckpointStore
 from regionchaos.protocol.topology import ALL_TO_ALL
 from regionchaos.scenario import load
+
+from tests import memrun
 
 from .model_helpers import ack_states, coordinator
 
@@ -565,7 +566,7 @@ ITCASE = {"flink.execution.checkpointing.region.semantics": "pr",
 
 def _itcase_run(**extra):
     sc = load("bounded-final", overrides={**ITCASE, **extra})
-    result = Emulation(sc, MemoryPersistence()).run()
+    result, _ = memrun.emulate(sc)
     decided = [e for e in result.events if e["kind"] == "checkpoint_decided"]
     return result, decided
 

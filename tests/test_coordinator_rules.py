@@ -10,6 +10,8 @@ from regionchaos.protocol import coordinator as C
 from regionchaos.protocol.checkpoint import GLOBAL, REGIONAL
 from regionchaos.protocol.topology import ALL_TO_ALL
 
+from tests import memrun
+
 from .model_helpers import coordinator, run_checkpoint, start
 
 R0 = {("src", 0), ("proc", 0)}  # the tasks of region 0
@@ -152,13 +154,11 @@ def test_abort_final_checkpoint_of_bounded_job():
 
 
 def test_limitation_blocking_edges_disable_regional():
-    from regionchaos.emulator import Emulation, MemoryPersistence
     from regionchaos.scenario import load
 
     sc = load("smoke", overrides={"topology.exchange": "blocking", "faults.decline": 0.3, "checkpoints": 6})
     assert sc.warnings and not sc.region_enabled_effective
-    emu = Emulation(sc, MemoryPersistence())
-    result = emu.run()
+    result, _ = memrun.emulate(sc)
     decided = [e for e in result.events if e["kind"] == "checkpoint_decided"]
     assert {e["status"] for e in decided} <= {"GLOBAL", "ABORTED"}
     assert any(e["reason"] == C.R_REGIONAL_OFF for e in decided)

@@ -1,7 +1,8 @@
 """The history's one place (`regionchaos.history`): its kinds, its encoding, and everyone who
 names a kind agreeing with it.
 
-In:  the event kinds (`Kind`), the package's source, the suites' SQL, and smoke emulated in memory.
+In:  the event kinds (`Kind`), the package's source, the suites' SQL, and smoke emulated into an
+     in-memory store.
 Out: a misspelt kind is refused when logged; every kind is logged by some module; every kind the
      SQL names exists; the encoding splices checkpoint metadata byte for byte and decodes back to
      the same events in order.
@@ -16,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from regionchaos import history
-from regionchaos.emulator import Emulation, MemoryPersistence
+from regionchaos.emulator import Emulation
 from regionchaos.history import Kind
 from regionchaos.scenario import load
+from tests import memrun
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS_ALIAS = re.compile(r"\brc_events\s+(?:AS\s+)?(?!WHERE\b|JOIN\b|ON\b|LEFT\b|GROUP\b)(\w+)", re.I)
@@ -66,10 +68,30 @@ def test_the_sql_scan_sees_aliases_and_ignores_other_tables_kind_columns():
     assert event_kinds_named(sql) == ["global_restore", "job_finishd", "heal_started"]
 
 
+class Handed:
+    """The real persistence, keeping every batch the control plane hands it (the hand-off)."""
+
+    def __init__(self, inner):
+        self.inner, self.batches = inner, []
+
+    def flush(self, batch):
+        self.inner.flush(batch)
+        self.batches.append(batch)
+
+    def recover(self):
+        return self.inner.recover()
+
+    def delete_orphans(self, live):
+        return self.inner.delete_orphans(live)
+
+    def list_objects(self, prefix=""):
+        return self.inner.list_objects(prefix)
+
+
 def test_the_encoding_splices_metadata_bytes_and_decodes_back_in_order():
-    memory = MemoryPersistence()
-    Emulation(load("smoke"), memory).run()
-    batch = memory.batches[0]
+    handed = Handed(memrun.persistence(load("smoke")))
+    Emulation(load("smoke"), handed).run()
+    batch = handed.batches[0]
     bodies = {s["checkpoint_id"]: s["body"] for s in batch.steps if s["op"] == "metadata"}
     assert any(e["kind"] == Kind.CHECKPOINT_COMPLETED and e["checkpoint_id"] in bodies for e in batch.events)
     encoded = history.encode(batch.events, bodies)

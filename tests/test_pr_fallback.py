@@ -2,8 +2,8 @@
 behaviours 2, 3 and 5), and the hazard the hand-back opens (finding F10).
 
 Each test runs the same schedule through the model's own APIs (CheckpointCoordinator,
-CompletedCheckpointStore, SplitEnumerator; the emulator with in-memory persistence for the
-hazard) under ``semantics: flip`` and ``semantics: pr`` and asserts what each one does:
+CompletedCheckpointStore, SplitEnumerator; for the hazard, the emulator writing into an
+in-memory store) under ``semantics: flip`` and ``semantics: pr`` and asserts what each one does:
 
 - 2. apache/flink ``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint`` step 11 (commit
   4e12013748c0af9c17eeafb5b6c28d1806f51973): the fallback is grafted per operator and subtask
@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import pytest
 
-from regionchaos.emulator import Emulation, MemoryPersistence
+from regionchaos import history
 from regionchaos.protocol import coordinator as C
 from regionchaos.protocol.checkpoint import GLOBAL, REGIONAL, CompletedCheckpoint
 from regionchaos.protocol.state import OperatorSubtaskState, StateHandle
 from regionchaos.protocol.store import CompletedCheckpointStore, referenced_checkpoint_ids
 from regionchaos.scenario import load
+from tests import memrun
 
 from .model_helpers import coordinator, run_checkpoint, start
 
@@ -264,13 +265,13 @@ def test_hazard_split_handed_back_while_its_reader_runs(semantics):
     (read from the sink commits the emulation wrote). FLIP: split 4 stays with its reader; it
     is assigned once and nothing is committed twice."""
     sc = load("pr-split-handed-back", overrides={"execution.checkpointing.region.semantics": semantics})
-    persistence = MemoryPersistence()
-    events = Emulation(sc, persistence).run().events
+    result, store = memrun.emulate(sc)
+    events = result.events
     assigned = [(e["attempt"], e["subtask"]) for e in events if e["kind"] == "split_assigned" and e["split"] == 4]
     decided = {e["checkpoint_id"]: e["status"] for e in events if e["kind"] == "checkpoint_decided"}
     assert decided[2] == REGIONAL
     assert not any(e["kind"] in ("region_failover", "global_restore") for e in events)  # nobody restarted
-    duplicates = _duplicated_commits(persistence.commits)
+    duplicates = _duplicated_commits(memrun.commits(store))
     if semantics == "pr":
         assert len(assigned) == 2
         assert duplicates and {d[0] for d in duplicates} == {4}
@@ -283,16 +284,16 @@ def test_hazard_split_handed_back_while_its_reader_runs(semantics):
 @pytest.mark.parametrize("semantics", SEMANTICS)
 def test_f10_scenario_keeps_fresh_state_in_a_failed_region_under_pr(semantics):
     """Scenario ``pr-upscale-fresh-fallback``: 1 GLOBAL at P=4; upscale to 6; 2: source 5 declines.
-    Read from checkpoint 2's ``_metadata`` as written to storage (it is subsumed by the end): PR,
+    Read from checkpoint 2's ``_metadata`` as written to storage, in the history objects (the
+    ``_metadata`` object itself is subsumed and deleted by the end): PR,
     process 5's entries are fresh and source 5 has none; FLIP, every entry of region 5 references
     checkpoint 1."""
     sc = load("pr-upscale-fresh-fallback", overrides={"execution.checkpointing.region.semantics": semantics})
-    persistence = MemoryPersistence()
-    Emulation(sc, persistence).run()
-    written = [step["body"] for batch in persistence.batches for step in batch.steps
-               if step["op"] == "metadata" and step["checkpoint_id"] == 2]
+    _, store = memrun.emulate(sc)
+    stored = history.decode(store.get_many(store.list_keys("history/")).values())
+    written = [e["metadata"] for e in stored if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == 2]
     assert len(written) == 1
-    meta = CompletedCheckpoint.from_bytes(written[0])
+    meta = CompletedCheckpoint.from_json(written[0])
     assert (meta.checkpoint_type, meta.failed_regions) == (REGIONAL, (5,))
     region5 = {op: st.ref_checkpoint_id for (op, sub), st in meta.operator_states.items() if sub == 5}
     if semantics == "pr":

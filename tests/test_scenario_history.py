@@ -1,7 +1,7 @@
 """Each catalogue scenario exercises its fault kinds, and the protocol's reaction
 shows in the history (the same event log a real run writes to
-``history/events-*.jsonl``; here the control plane runs against in-memory
-persistence, so this file needs neither Spark nor S3)."""
+``history/events-*.jsonl``; here the run's data plane writes into an in-memory
+store, so this file needs neither Spark nor S3)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from collections import Counter
 
 import pytest
 
-from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.scenario import load
+from tests import memrun
 
 
 def _history(name: str, seed: int | None = None, mutant: str | None = None, overrides: dict | None = None):
     sc = load(name, seed=seed, overrides=overrides)
-    return sc, Emulation(sc, MemoryPersistence(mutant), mutant=mutant).run().events
+    return sc, memrun.emulate(sc, mutant)[0].events
 
 
 def _decided(events):
@@ -151,14 +151,14 @@ def test_failover_after_end_of_input_does_not_end_the_job_early(seed):
     faults.subtask_crash=0.3, found under the keep-forcing policy, which these seeds pin)."""
     sc = load("bounded-final", seed=seed, overrides={"faults.subtask_crash": 0.3,
                                                      "execution.checkpointing.region.forced-global-failure": "keep-forcing"})
-    persistence = MemoryPersistence()
-    ev = Emulation(sc, persistence).run().events
+    result, store = memrun.emulate(sc)
+    ev = result.events
     exhausted_at = next(e["seq"] for e in ev if e["kind"] == "sources_exhausted")
     assert any(e["kind"] == "region_failover" and e["seq"] > exhausted_at for e in ev), \
         "the schedule must fail a region over after the end of input"
     assert _kinds(ev)["job_finished"] == 1
     committed: dict[int, list[tuple[int, int]]] = {}
-    for txn in persistence.commits:  # the sink's committed transactions, not the emulator's counters
+    for txn in memrun.commits(store):  # the sink's committed transactions, not the emulator's counters
         committed.setdefault(txn["split"], []).append((txn["start"], txn["end"]))
     length = sc.workload.records_per_split
     splits = range(sc.workload.splits + sc.workload.discovered_splits)

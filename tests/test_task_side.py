@@ -19,10 +19,11 @@ import dataclasses
 import pytest
 
 from regionchaos import runner
-from regionchaos.emulator import Emulation, MemoryPersistence
+from regionchaos.emulator import Emulation
 from regionchaos.protocol.coordinator import GLOBAL, REGIONAL
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
+from tests import memrun
 from tests import model_helpers as M
 from tests import tamper_helpers as H
 
@@ -90,7 +91,7 @@ REGION_TIMEOUT = {"execution.checkpointing.region.timeout": 150_000}
 
 def _emulate(name: str, seed: int, overrides: dict | None = None):
     sc = load(name, seed=seed, overrides=overrides)
-    emulation = Emulation(sc, MemoryPersistence())
+    emulation = Emulation(sc, memrun.persistence(sc))
     return sc, emulation, emulation.run().events
 
 

@@ -19,10 +19,10 @@ from collections import Counter
 import pytest
 
 from regionchaos import runner
-from regionchaos.emulator import Emulation, MemoryPersistence
 from regionchaos.protocol.checkpoint import CompletedCheckpoint
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
+from tests import memrun
 
 from .model_helpers import coordinator, run_checkpoint, start
 
@@ -48,8 +48,8 @@ def test_f2_shortest_schedule_duplicates_a_split_and_rewinds_it():
     (region 1) declines and falls back to its whole redistributed union list; subtask 0 crashes
     and restarts from 102, where its splits' last entries are the stale ones of 101."""
     sc = load("union-offsets-rescale")
-    persistence = MemoryPersistence()
-    ev = Emulation(sc, persistence).run().events
+    result, store = memrun.emulate(sc)
+    ev = result.events
     decided = {e["checkpoint_id"]: e for e in ev if e["kind"] == "checkpoint_decided"}
     assert decided[101]["status"] == "GLOBAL"
     restore = next(e for e in ev if e["kind"] == "global_restore")
@@ -58,14 +58,15 @@ def test_f2_shortest_schedule_duplicates_a_split_and_rewinds_it():
     failovers = [(e["region"], e["restore_from"]) for e in ev if e["kind"] == "region_failover"]
     assert (0, 102) in failovers
 
-    cp102 = CompletedCheckpoint.from_bytes(persistence.metadata[102])
+    metadata = memrun.metadata(store)  # the _metadata objects retained at the end
+    cp102 = CompletedCheckpoint.from_bytes(metadata[102])
     twice = sorted(split for split, n in _offsets(cp102).items() if n > 1)
     assert twice == sorted(cp102.operator_states[("source", 0)].elements)  # the healthy subtask's splits
-    cp101 = CompletedCheckpoint.from_bytes(persistence.metadata[101])
+    cp101 = CompletedCheckpoint.from_bytes(metadata[101])
     assert all(n == 1 for n in _offsets(cp101).values())  # a GLOBAL checkpoint holds each split once
 
     ranges: dict[int, list[tuple[int, int]]] = {}
-    for txn in persistence.commits:
+    for txn in memrun.commits(store):
         ranges.setdefault(txn["split"], []).append((txn["start"], txn["end"]))
     overlapping = {s for s, rs in ranges.items() for (a, b), (c, d) in zip(sorted(rs), sorted(rs)[1:]) if c < b}
     assert overlapping and overlapping <= set(twice)
@@ -79,8 +80,8 @@ def test_f2_with_unaligned_channel_state_duplicates_and_loses_nothing():
     counter and the sink before the source rewinds: F2 duplicates them, it must not drop any
     (the emulator once dropped [consumed, offset), e.g. records [19, 21) of split 0)."""
     sc = load("unaligned-recovery-7-2", {"faults.swarm": True}, seed=155)
-    persistence = MemoryPersistence()
-    ev = Emulation(sc, persistence).run().events
+    result, store = memrun.emulate(sc)
+    ev = result.events
     restore = next(e for e in ev if e["kind"] == "global_restore" and e["cause"] == "rescale")
     assert (restore["restore_from"], restore["old_parallelism"], restore["new_parallelism"]) == (7, 7, 2)
     decided = {e["checkpoint_id"]: e for e in ev if e["kind"] == "checkpoint_decided"}
@@ -91,9 +92,9 @@ def test_f2_with_unaligned_channel_state_duplicates_and_loses_nothing():
     assert any(n > 1 for n in _offsets(cp8).values())  # F2's premise: the union list holds a split twice
 
     assert not [e for e in ev if e["kind"] == "records_lost"]
-    assert not [t for t in persistence.commits if t["lost"]]
+    assert not [t for t in memrun.commits(store) if t["lost"]]
     ranges: dict[int, list[tuple[int, int]]] = {}
-    for txn in persistence.commits:
+    for txn in memrun.commits(store):
         ranges.setdefault(txn["split"], []).append((txn["start"], txn["end"]))
     holes, overlaps = set(), set()
     for split, rs in ranges.items():
