@@ -1,4 +1,4 @@
-"""What a run's summary says about its scenario's expectation (runner._expectation): which
+"""What a run's summary says about its scenario's expectation (regionchaos.run.summary.expectation_of): which
 recorded findings apply to its settings, and whether the run is as expected, rule by rule.
 Pure logic."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from regionchaos import findings
-from regionchaos.runner import _expectation
+from regionchaos.run.summary import expectation_of
 from regionchaos.scenario import load
 
 KEEP_FORCING = {"flink.execution.checkpointing.region.forced-global-failure": "keep-forcing"}
@@ -33,39 +33,39 @@ def _checks(failed=(), unknown=(), passed=("state_consistency",)):
 
 def test_a_declared_finding_explains_its_invariant_under_the_flip_default():
     sc = load("regional-basic")
-    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))
+    out = expectation_of(sc, None, "invalid", _checks(failed=[CHAIN]))
     assert [f["id"] for f in out["findings"]] == ["F1"]
     assert out["as_expected"] == {"ok": True, "why": ""}
 
 
 def test_an_undeclared_failure_is_not_as_expected_and_is_named():
     sc = load("regional-basic")
-    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"]))
+    out = expectation_of(sc, None, "invalid", _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"]))
     assert out["as_expected"]["ok"] is False
     assert "exactly_once_output" in out["as_expected"]["why"]
 
 
 def test_without_tier_2_the_same_failure_is_not_excused():
     sc = load("regional-basic", overrides=KEEP_FORCING)
-    out = _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))
+    out = expectation_of(sc, None, "invalid", _checks(failed=[CHAIN]))
     assert out["findings"] == []
     assert out["as_expected"]["ok"] is False
 
 
 def test_unknown_is_never_as_expected():
     sc = load("smoke")
-    out = _expectation(sc, None, "unknown", _checks(unknown=["flip_bounds"]))
+    out = expectation_of(sc, None, "unknown", _checks(unknown=["flip_bounds"]))
     assert out["as_expected"]["ok"] is False
 
 
 def test_a_finding_scenario_must_show_its_invariant():
     sc = load("forced-global-tier2")
-    assert _expectation(sc, None, "valid", _checks())["as_expected"]["ok"] is False
-    assert _expectation(sc, None, "invalid", _checks(failed=[CHAIN]))["as_expected"]["ok"] is True
+    assert expectation_of(sc, None, "valid", _checks())["as_expected"]["ok"] is False
+    assert expectation_of(sc, None, "invalid", _checks(failed=[CHAIN]))["as_expected"]["ok"] is True
 
 
 def test_a_mutant_run_is_not_judged_against_the_scenario():
-    out = _expectation(load("smoke"), "failed-region-commits", "invalid", _checks(failed=["state_consistency.counter_equals_truth"]))
+    out = expectation_of(load("smoke"), "failed-region-commits", "invalid", _checks(failed=["state_consistency.counter_equals_truth"]))
     assert "as_expected" not in out
 
 
@@ -73,9 +73,9 @@ def test_under_the_pr_a_wrong_decision_is_not_excused_by_the_counter_finding():
     """F6 lets the PR's counter rule fail; a REGIONAL the rules forbid is another rule of the
     same invariant, and must not pass as F6 (mutation testing: 21 PR mutants hid there)."""
     sc = load("smoke", overrides=PR)
-    counter = _expectation(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions"]))
+    counter = expectation_of(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions"]))
     assert counter["as_expected"] == {"ok": True, "why": ""}
-    wrong = _expectation(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions",
+    wrong = expectation_of(sc, None, "invalid", _checks(failed=["decisions_follow_rules.counter_follows_decisions",
                                                               "decisions_follow_rules.regional_only_when_allowed"]))
     assert wrong["as_expected"]["ok"] is False
     assert "decisions_follow_rules.regional_only_when_allowed" in wrong["as_expected"]["why"]
@@ -119,7 +119,7 @@ def test_the_report_says_which_failed_rules_each_finding_explains():
 
     sc = load("smoke", overrides={**PR, "faults.jobmanager_failover": 0.1})
     checks = _checks(failed=["flip_bounds.ref_chain_depth_within_bound"])
-    summary = {"run_id": "r", "verdict": "invalid", "checks": checks, **_expectation(sc, None, "invalid", checks)}
+    summary = {"run_id": "r", "verdict": "invalid", "checks": checks, **expectation_of(sc, None, "invalid", checks)}
     notes = dict(re.findall(r"<p class='note finding'>Finding <b>(F\d)</b>(.*?)</p>", build_report(summary, None)))
     assert "ref_chain_depth_within_bound" in notes["F1"] and "ref_chain_depth_within_bound" in notes["F7"]
     # F6 applies under pr too, but its rule (counter_follows_decisions) did not fail: not printed
@@ -136,7 +136,7 @@ def test_the_cli_names_only_the_findings_that_showed():
     checks = _checks(failed=["flip_bounds.ref_chain_depth_within_bound"])
     summary = {"run_id": "r", "scenario": "smoke", "seed": 1, "verdict": "invalid", "checks": checks,
                "report": "s3://b/runs/r/report/index.html", "replay": "regionchaos run --scenario smoke",
-               **_expectation(sc, None, "invalid", checks)}
+               **expectation_of(sc, None, "invalid", checks)}
     console = Console(record=True, width=200)
     print_summary(summary, console)
     text = console.export_text()

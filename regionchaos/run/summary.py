@@ -32,7 +32,7 @@ def build_summary(run_id: str, scenario, mutant: str | None, *, stats: dict, dra
     merged.update(judged_stats)
     base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
     return {
-        **_expectation(scenario, mutant, verdict, checks),
+        **expectation_of(scenario, mutant, verdict, checks),
         "run_id": run_id,
         "scenario": scenario.name,
         "seed": scenario.seed,
@@ -50,7 +50,7 @@ def build_summary(run_id: str, scenario, mutant: str | None, *, stats: dict, dra
     }
 
 
-def _expectation(scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict[str, Any]:
+def expectation_of(scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict[str, Any]:
     """The recorded findings that apply to these settings and whether the run is as its scenario
     expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
     from .. import findings
