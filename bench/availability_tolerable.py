@@ -6,7 +6,7 @@ In:  a catalogue scenario, a number of seeds and decline rates (per subtask and 
 Out: one JSON line per (decline rate, semantics, tolerable, regional on/off): checkpoints
      decided, job failures (global restores the emulator makes for an outcome ``job_failed``),
      runs with at least one, forced checkpoints aborted, ratio aborts, REGIONAL completions.
-     Each run is emulated into an in-memory store (`regionchaos.fastswarm.emulate_in_memory`, the
+     Each run is emulated into an in-memory store (`regionchaos.runner.emulate_in_memory`, the
      swarm's fast path: the real data plane, a dict for a bucket; no S3 server, no Spark).
 
     PYTHONPATH=$PWD .venv/bin/python bench/availability_tolerable.py regional-basic 20 0.02,0.05,0.1 \
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 
-from regionchaos.fastswarm import emulate_in_memory
+from regionchaos.runner import emulate_in_memory
 from regionchaos.scenario import load
 
 CAUSE = "checkpoint tolerable failure threshold exceeded"

@@ -5,7 +5,7 @@
 
 For every catalogue scenario but ``large``, seeds 1-3, mutants none / failed-region-commits /
 cleaner-ignores-refs, each with and without the swarm's fault mix (306 runs, about 20 s), the run is
-emulated in memory (`regionchaos.fastswarm.emulate_in_memory`: the deep run's data plane on an
+emulated in memory (`regionchaos.runner.emulate_in_memory`: the deep run's data plane on an
 in-memory store). One SHA-256 per run covers every object on the store (keys and bytes), every
 table row the suites read, and the run's counters without wall times. Exit 0; a run that raises is
 recorded as ``raised <type>``.
@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from regionchaos import runner  # noqa: E402
-from regionchaos.fastswarm import SWARM_OVERRIDES, emulate_in_memory  # noqa: E402
+from regionchaos.swarm import SWARM_OVERRIDES
+from regionchaos.runner import emulate_in_memory  # noqa: E402
 from regionchaos.scenario import MUTANTS as MUTANT_NAMES  # noqa: E402
 from regionchaos.scenario import ScenarioError, catalogue, load  # noqa: E402
 from regionchaos.storage.memory import MemoryStore  # noqa: E402

@@ -26,7 +26,7 @@ from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from regionchaos.fastswarm import fast_swarm  # noqa: E402
+from regionchaos.swarm import fast_swarm  # noqa: E402
 from regionchaos.runner import storage_for  # noqa: E402
 from regionchaos.spark import get_spark  # noqa: E402
 from tests.test_mutants import CASES  # noqa: E402 - the pinned mutant -> invariants mapping

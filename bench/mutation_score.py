@@ -125,11 +125,11 @@ def _digest(rows: dict) -> str:
 
 
 def _emulate_budget(runs: list[tuple[str, int]]):
-    """Each run of the budget as a swarm task emulates it (`fastswarm.emulate_seed_tables`: rows
+    """Each run of the budget as a swarm task emulates it (`swarm.emulate_seed_tables`: rows
     that do not fit the schema make the seed unknown): yields (scenario, seed, record, rows)."""
     import yaml
 
-    from regionchaos import fastswarm
+    from regionchaos import swarm
     from regionchaos.storage.s3 import StorageConfig
 
     config = StorageConfig(endpoint_url="http://127.0.0.1:9")  # never contacted: every store is in memory
@@ -137,8 +137,8 @@ def _emulate_budget(runs: list[tuple[str, int]]):
     for name, seed in runs:
         if name not in contexts:
             data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
-            contexts[name] = fastswarm.SwarmContext(name, data, budget_overrides(name), None, config, "m")
-        record, rows, _ = fastswarm.emulate_seed_tables(contexts[name], seed)
+            contexts[name] = swarm.SwarmContext(name, data, budget_overrides(name), None, config, "m")
+        record, rows, _ = swarm.emulate_seed_tables(contexts[name], seed)
         yield name, seed, record, rows
 
 
@@ -152,9 +152,9 @@ def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], basel
         Path(overlay, mutant["file"]).write_text(mutant["source"])
     sys.dont_write_bytecode = True
     sys.path.insert(0, overlay)
-    from regionchaos import fastswarm
+    from regionchaos import swarm
 
-    assert fastswarm.__file__.startswith(overlay), fastswarm.__file__
+    assert swarm.__file__.startswith(overlay), swarm.__file__
     out = []
     for name, seed, record, rows in _emulate_budget(runs):
         digest = None if rows is None else _digest(rows)
@@ -210,7 +210,7 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
     judged run id -> {"verdict", "failed", "failed_rules", "unknown"}."""
     import pyarrow.parquet as pq
 
-    from regionchaos import fastswarm
+    from regionchaos import swarm
     from regionchaos import tables as tables_mod
     from regionchaos.spark import get_spark
 
@@ -238,10 +238,10 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
             os.makedirs(os.path.join(directory, "tables", name))
             pq.write_table(tables_mod.arrow_table(name, rows), os.path.join(directory, "tables", name, "part-0.parquet"))
         del tables
-        frames = fastswarm.read_local_tables(spark, directory)
+        frames = swarm.read_local_tables(spark, directory)
         records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
         try:
-            judged, _ = fastswarm.judge(spark, frames, records, total)
+            judged, _ = swarm.judge(spark, frames, records, total)
         except Exception as exc:  # noqa: BLE001 - these runs are not judged; they count for nothing
             print(f"GX pass {number} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             judged = None
@@ -249,7 +249,7 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
             if judged is None:
                 out[record["run_id"]] = {"verdict": "not judged", "failed": [], "failed_rules": [], "unknown": []}
                 continue
-            res = fastswarm.seed_result(record, judged)
+            res = swarm.seed_result(record, judged)
             out[record["run_id"]] = {k: res.get(k) for k in ("verdict", "failed", "failed_rules", "explained", "unknown")}
         shutil.rmtree(directory, ignore_errors=True)
         print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
@@ -264,10 +264,10 @@ def budget_overrides(name: str) -> dict:
     model refuses the two together)."""
     import yaml
 
-    from regionchaos import fastswarm
+    from regionchaos import swarm
 
     data = yaml.safe_load((PACKAGE / "catalogue" / f"{name}.yaml").read_text())
-    return {} if (data.get("faults") or {}).get("schedule") else dict(fastswarm.SWARM_OVERRIDES)
+    return {} if (data.get("faults") or {}).get("schedule") else dict(swarm.SWARM_OVERRIDES)
 
 
 @functools.lru_cache(maxsize=None)

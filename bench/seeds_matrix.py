@@ -9,10 +9,10 @@ its own seed.
         --jsonl bench/results/seeds_matrix/large_flip.jsonl
     .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
 
-``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.fastswarm`: seeds
+``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.swarm`: seeds
 as Spark tasks, in memory, one GX pass over all of a scenario's seeds) with the scenario's
 own fault settings (no per-seed fault mix); the rows are the deep run's rows
-(`tests/test_fastswarm.py`), so the verdicts are the same, minutes instead of hours.
+(`tests/test_swarm.py`), so the verdicts are the same, minutes instead of hours.
 
 Writes a markdown table (one row per scenario) on stdout, progress on stderr, and with
 ``--jsonl`` one line per judged seed as soon as it is judged (a long matrix that is
@@ -34,7 +34,7 @@ from rich.console import Console
 
 from regionchaos.findings import allowed_failures, meets_expectation
 from regionchaos.scenario import catalogue, load
-from regionchaos.swarm import judge_seeds
+from regionchaos.seedmatrix import judge_seeds
 
 
 def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None,
@@ -43,7 +43,7 @@ def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions
     ``batch`` of them, become one swarm each: one GX pass), scenario fault settings as written
     plus ``overrides``. Each swarm's summary stays in ``.runs/swarms/`` (errors of unknown checks);
     ``on_result(run)`` is called for each seed as soon as its swarm is judged."""
-    from regionchaos.fastswarm import fast_swarm
+    from regionchaos.swarm import fast_swarm
 
     runs, start = [], 0
     seeds = sorted(seeds)

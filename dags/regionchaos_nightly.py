@@ -62,7 +62,7 @@ def run_scenario(entry: dict[str, Any]):
 @task(execution_timeout=timedelta(hours=2), multiple_outputs=False)
 def swarm_sample() -> dict[str, Any]:
     """`swarm_seeds` smoke seeds on the fast path, first seed from the run's date."""
-    from regionchaos.fastswarm import fast_swarm
+    from regionchaos.swarm import fast_swarm
     from regionchaos_airflow.runs import dated_first_seed, swarm_rows
     from regionchaos_airflow.storage import resolve_storage
 
@@ -140,7 +140,7 @@ def regionchaos_nightly():
     validates and reports through `regionchaos.runner` (or, with the Variable
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
     the cluster), then `publish_report` checks the report is in storage. `swarm_sample`
-    judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.fastswarm`).
+    judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.swarm`).
     `summarize` fails the DAG run when a scenario expected valid is not valid, a finding
     (`expect: invalid`) is not invalid for the invariant it names, or a swarm seed is
     invalid (beyond a recorded finding's invariants) or unknown.

@@ -44,7 +44,7 @@ def plan_batches() -> list[dict[str, Any]]:
 @task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
 def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
     """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
-    from regionchaos.fastswarm import fast_swarm
+    from regionchaos.swarm import fast_swarm
     from regionchaos_airflow.runs import swarm_rows
     from regionchaos_airflow.storage import resolve_storage
 
@@ -98,7 +98,7 @@ def regionchaos_swarm():
 
     `plan_batches` splits the seeds into batches (the scenario is validated once, with
     `faults.swarm` on); `run_batch` is mapped over the batches and runs the seeds of its
-    batch through the swarm's fast path (`regionchaos.fastswarm`: the seeds are Spark tasks
+    batch through the swarm's fast path (`regionchaos.swarm`: the seeds are Spark tasks
     emulating in memory, their rows Parquet under `swarms/SWARM_ID/`, one pass of the GX
     suites judges the batch; the swarm id is keyed by scenario, seeds and mutant, so a
     retried batch replaces its own tables); `summarize` lists the failing seeds with their

@@ -299,7 +299,7 @@ def check_swarm(args) -> dict:
     if args.partitions is not None and not 1 <= args.partitions <= MAX_PARTITIONS:
         raise _bad("--partitions", f"must be 1 to {MAX_PARTITIONS:,}, got {args.partitions}")
     mutant = check_mutant(args.mutant)
-    from .fastswarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
+    from .swarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
 
     scenario = load(args.scenario, overrides=SWARM_OVERRIDES)  # as fast_swarm loads it: fail fast on a bad name
     sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
@@ -467,7 +467,7 @@ def cmd_replay(args, console: Console) -> int:
 
 def cmd_swarm(args, console: Console) -> int:
     checked = check_swarm(args)
-    from .fastswarm import fast_swarm  # after the checks: a refused count answers without this import
+    from .swarm import fast_swarm  # after the checks: a refused count answers without this import
 
     with _suite_lines(console):
         result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],

@@ -34,7 +34,7 @@ def load_swarm(swarm_id: str, *, storage: StorageConfig | None = None, local_dir
     """The swarm's summary: from the store when ``storage`` names an endpoint, else the local copy.
     A summary that is not JSON, not a swarm's (an object with ``scenario`` and ``runs``) or holds a
     run id outside the grammar (`regionchaos.runid`) is a ScenarioError naming SWARM_ID."""
-    from .fastswarm import SWARMS_PREFIX
+    from .swarm import SWARMS_PREFIX
 
     check_run_id(swarm_id, "SWARM_ID")
     if storage is not None and storage.endpoint_url:

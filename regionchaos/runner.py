@@ -147,6 +147,21 @@ def start(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay:
                    record_schedule=record_schedule)
 
 
+def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str = "-",
+                      record_schedule: bool = False, rows: bool = True):
+    """Emulate ``scenario`` on an in-memory store (``store``, or a fresh `MemoryStore` under its
+    default run id): (the `RunResult`, its table rows, or None without ``rows``). The swarm's seeds,
+    the shrinker, the study and `regionchaos.schedule.pin` start their runs here."""
+    from . import tables as tables_mod
+    from .storage.memory import MemoryStore
+
+    run_id = default_run_id(scenario, mutant)
+    store = store if store is not None else MemoryStore.for_run(None, run_id)
+    result, _ = start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, threads=1,
+                      record_schedule=record_schedule)
+    return result, tables_mod.build_rows(tables_mod.read_run(store, run_id)) if rows else None
+
+
 def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
         console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
         local_dir: str | Path | None = None) -> dict:

@@ -25,7 +25,7 @@ from .scenario import Scenario, from_dict
 
 
 def _emulate_in_memory(scenario: Scenario, mutant: str | None, record: bool):
-    from .fastswarm import emulate_in_memory
+    from .runner import emulate_in_memory
 
     return emulate_in_memory(scenario, mutant, record_schedule=record, rows=False)[0]
 

@@ -13,7 +13,7 @@ Out: `run_study(...) -> dict` (also ``studies/STUDY_ID/study.json`` on the store
 
 How: every (policy, parallelism, probability, seed) cell is one run of the
 ``global-vs-regional`` scenario with only the swept settings overridden, emulated in memory
-inside a Spark task (the swarm's fast path, `regionchaos.fastswarm.run_partitions`). The seed
+inside a Spark task (the swarm's fast path, `regionchaos.swarm.run_partitions`). The seed
 draws the same fault schedule under every policy (the draws depend on the seed, the attempt
 and the job's tasks, never on the policy), so the policies are compared on the same faults.
 Each cell's metrics are read from its artifacts' table rows (`regionchaos.tables.build_rows`
@@ -267,7 +267,7 @@ def run_study(plan: StudyPlan, *, storage=None, spark=None, console=None, local_
     module docstring). Returns the study's result (``study_id``, ``plan``, ``rows``, ``cells``,
     ``uri``, ``local``, wall seconds)."""
     from . import runner
-    from .fastswarm import progress_bar, run_partitions
+    from .swarm import progress_bar, run_partitions
     from .storage.s3 import ObjectStore
 
     cells = plan.cells()

@@ -1,6 +1,6 @@
 """The swarm report: one offline HTML page of a swarm's result (same style as the run report).
 
-In:  a swarm's result (`regionchaos.fastswarm.fast_swarm`: per seed its verdict, failed and
+In:  a swarm's result (`regionchaos.swarm.fast_swarm`: per seed its verdict, failed and
      unknown invariants, drawn fault mix, emulation seconds, replay lines; phase walls).
 Out: `build_swarm_report(result) -> str`: failures per invariant, the fault-mix distribution
      of failing vs passing seeds (how often each fault kind was on, and how likely), seeds per

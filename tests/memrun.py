@@ -3,7 +3,7 @@
 In:  a Scenario (and a mutant).
 Out: `persistence`: the `S3Persistence` a deep run uses, on a fresh `MemoryStore` (a dict
      behind the boto3 calls, no PUT threads); `emulate`: the `RunResult` of the whole run
-     and its store, through `regionchaos.fastswarm.emulate_in_memory` (the swarm's fast
+     and its store, through `regionchaos.runner.emulate_in_memory` (the swarm's fast
      path: the run's prefix prepared as `regionchaos.runner` does, then `runner.emulate`);
      readers of the facts the tests check, taken from the artifacts on the store
      (docs/ARTIFACTS.md), never from the emulator's own account: the sink's committed
@@ -18,7 +18,7 @@ import json
 
 from regionchaos.dataplane import S3Persistence
 from regionchaos.emulator import RunResult
-from regionchaos.fastswarm import emulate_in_memory
+from regionchaos.runner import emulate_in_memory
 from regionchaos.runner import default_run_id
 from regionchaos.scenario import Scenario
 from regionchaos.storage.memory import MemoryStore

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from regionchaos.fastswarm import SWARM_OVERRIDES, SwarmContext, emulate_seed
+from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed
 from regionchaos.scenario import catalogue
 from regionchaos.storage.s3 import ObjectStore
 
@@ -147,7 +147,7 @@ def test_the_shipped_zip_holds_the_package_and_is_named_by_its_content(tmp_path)
     (package / "__init__.py").write_text("VERSION = 2\n")
     assert package_zip(str(package)) != first
     real = zipfile.ZipFile(package_zip()).namelist()
-    assert "regionchaos/fastswarm.py" in real and "regionchaos/catalogue/smoke.yaml" in real
+    assert "regionchaos/swarm.py" in real and "regionchaos/catalogue/smoke.yaml" in real
 
 
 def test_the_worker_cannot_import_the_package_unless_it_is_shipped(cluster):

@@ -58,7 +58,7 @@ def test_a_restore_after_a_rescale_redistributes_from_the_parallelism_its_state_
     completed. The redistribution rows must carry the checkpoint's parallelism (2 -> 1), not the
     job's (1 -> 1): with the job's, `elements_follow_mode` failed the correct protocol on 5 of 200
     seeds of a sweep (bench/results/seeds_matrix/mix_flip.md)."""
-    from regionchaos.fastswarm import emulate_in_memory
+    from regionchaos.runner import emulate_in_memory
     from regionchaos.scenario import load
     from regionchaos.tables import column_names
 

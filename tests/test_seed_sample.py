@@ -8,7 +8,7 @@ import pytest
 
 from regionchaos.findings import meets_expectation
 from regionchaos.scenario import load
-from regionchaos.swarm import judge_seeds
+from regionchaos.seedmatrix import judge_seeds
 
 pytestmark = pytest.mark.spark
 

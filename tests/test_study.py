@@ -133,7 +133,7 @@ def test_a_restart_from_scratch_counts_its_records_as_replayed():
     """A region crash before any checkpoint completes restarts the whole job from scratch: every
     record consumed before it is consumed again, so it is replayed (the study's "records
     replayed" once missed these; with no restore from a checkpoint it stayed 0)."""
-    from regionchaos.fastswarm import emulate_in_memory
+    from regionchaos.runner import emulate_in_memory
     from regionchaos.scenario import load
 
     quiet = {f"faults.{k}": 0.0 for k in ("decline", "timeout", "subtask_crash", "taskmanager_loss", "put_failure",

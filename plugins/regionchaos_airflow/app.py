@@ -71,7 +71,7 @@ SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.js
 STUDY_KEYS = ("index.html", "study.json")
 STUDIES_PREFIX = "studies"  # regionchaos.study.STUDIES_PREFIX: beside the runs, at the bucket's top
 STUDIES_LISTED = 10
-SWARMS_PREFIX = "swarms"  # regionchaos.fastswarm.SWARMS_PREFIX: beside the runs, at the bucket's top
+SWARMS_PREFIX = "swarms"  # regionchaos.swarm.SWARMS_PREFIX: beside the runs, at the bucket's top
 SWARMS_LISTED = 10
 MAX_DATADOCS_HTML_BYTES = 20 << 20  # a Data Docs page is rewritten in memory (`datadocs.rewrite_html`) up to this
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")

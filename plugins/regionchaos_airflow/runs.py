@@ -260,10 +260,10 @@ def dated_first_seed(when) -> int:
 
 
 def swarm_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per seed of a fast swarm's result (`regionchaos.fastswarm.fast_swarm`): verdict,
+    """One row per seed of a fast swarm's result (`regionchaos.swarm.fast_swarm`): verdict,
     failed and unknown invariants, replay lines, and ``known_finding`` for a seed that fails only
     the invariants of recorded findings (`judge_swarm` does not count those)."""
-    from regionchaos.fastswarm import replay_deep_line
+    from regionchaos.swarm import replay_deep_line
 
     known = {k["seed"] for k in result.get("known_findings", [])}
     rows = []

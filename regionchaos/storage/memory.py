@@ -12,7 +12,7 @@ Why a client and not a second store: every line above the client stays the code 
 run executes (key validation, request counts, `FaultyObjectStore`'s planned faults, which
 subclass `ObjectStore` and reach the client through ``super().put``; `read_run`'s LIST
 through ``store.client``), so a run emulated into memory leaves the artifacts, and hence
-the table rows, of the same run on S3. The swarm's fast path (`regionchaos.fastswarm`)
+the table rows, of the same run on S3. The swarm's fast path (`regionchaos.swarm`)
 emulates each seed into one of these inside a Spark task.
 """
 

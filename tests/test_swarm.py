@@ -1,4 +1,4 @@
-"""The swarm's fast path (regionchaos.fastswarm): seeds emulated in memory inside Spark tasks,
+"""The swarm's fast path (regionchaos.swarm): seeds emulated in memory inside Spark tasks,
 their rows written as Parquet under the swarm's prefix, one pass of the GX suites for all.
 
 The deep run and the swarm share the emulator and `tables.build_rows`; what they must not
@@ -16,7 +16,7 @@ import yaml
 from regionchaos import runner
 from regionchaos import tables as tables_mod
 from regionchaos.cli import main
-from regionchaos.fastswarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, read_remote_tables
+from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, read_remote_tables
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.storage.faults import FaultPlan
 from regionchaos.storage.s3 import ObjectStore
@@ -209,11 +209,11 @@ def test_a_seed_whose_rows_do_not_fit_the_schema_is_unknown_and_its_task_goes_on
     seeds are written, and the part holds only their rows."""
     import pyarrow.parquet as pq
 
-    from regionchaos import fastswarm
+    from regionchaos import swarm
 
     ctx = _context(s3_server.config, "smoke")
     ctx = SwarmContext(ctx.scenario_ref, ctx.scenario_data, ctx.overrides, None, ctx.config, "swarms/test-fit/", {})
-    real = fastswarm.emulate_seed
+    real = swarm.emulate_seed
 
     def emulate(ctx, seed):
         record, rows = real(ctx, seed)
@@ -223,9 +223,9 @@ def test_a_seed_whose_rows_do_not_fit_the_schema_is_unknown_and_its_task_goes_on
             rows["checkpoints"][0] = tuple(bad)
         return record, rows
 
-    monkeypatch.setattr(fastswarm, "emulate_seed", emulate)
+    monkeypatch.setattr(swarm, "emulate_seed", emulate)
     done, crashed = _Count(), _Count()
-    (part,) = fastswarm.emulate_partition(ctx, done, crashed, 0, iter([1, 2, 3]))
+    (part,) = swarm.emulate_partition(ctx, done, crashed, 0, iter([1, 2, 3]))
     by_seed = {r["seed"]: r for r in part["records"]}
     assert "table checkpoints" in by_seed[2]["error"] and "schema" in by_seed[2]["error"]
     assert "error" not in by_seed[1] and "error" not in by_seed[3]

@@ -1,0 +1,65 @@
+"""Many deep runs at once: seed matrices through the S3 layout (the swarm itself runs on the
+fast path, `regionchaos.swarm`).
+
+In:  a base scenario name, seeds, overrides (swarm: ``faults.swarm=true``, so each
+     seed also draws which fault kinds are on and how likely), an optional mutant.
+Out: per seed the verdict and failed invariants, with replay lines for the
+     failing ones. Every seed is emulated into its own run prefix (control plane
+     in the driver, data plane in the driver's process: a Spark job per small run
+     costs more than the run), then all runs are judged by the GX suites in one
+     pass over tables that carry ``run_id``.
+"""
+
+from __future__ import annotations
+
+from . import runner
+from .findings import outcome
+from .run import unknown_result
+from .scenario import load
+
+
+def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mutant: str | None = None,
+                storage=None, spark=None, console=None, batch: int = 25, on_result=None, keep_runs: bool = True) -> list[dict]:
+    """Emulate every seed, then judge them `batch` at a time; per seed a result dict (also
+    passed to ``on_result`` as soon as its batch is judged). ``keep_runs=False`` deletes each
+    run's objects once judged (long matrices of big runs on the embedded server)."""
+    from .storage import ObjectStore
+    from .validate import validate_runs
+
+    say = console.print if console is not None else (lambda *a, **k: None)
+    seeds = list(seeds)
+    out: list[dict] = []
+    with runner.storage_for(storage) as config:
+        if spark is None:
+            from .spark import get_spark
+
+            spark = get_spark()
+        for start in range(0, len(seeds), batch):
+            chunk = seeds[start : start + batch]
+            stores, meta, crashed = [], {}, {}
+            for seed in chunk:
+                scenario = load(scenario_name, overrides=overrides, seed=seed)
+                run_id = runner.default_run_id(scenario, mutant)
+                replay = runner.replay_line(scenario_name, seed, overrides, mutant)
+                store = ObjectStore.for_run(config, run_id)
+                meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict}
+                try:
+                    result, _ = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+                except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
+                    crashed[run_id] = f"emulate failed: {type(exc).__name__}: {exc}"
+                    meta[run_id]["stats"] = {}
+                    continue
+                stores.append(store)
+                meta[run_id]["stats"] = result.stats
+            results = validate_runs(spark, stores) if stores else {}
+            results.update({run_id: unknown_result(error) for run_id, error in crashed.items()})
+            for run_id, res in results.items():
+                out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], **outcome(res["checks"]),
+                            **({"error": res["error"]} if res.get("error") else {})})
+                if on_result is not None:
+                    on_result(out[-1])
+            if not keep_runs:
+                for store in stores:
+                    store.delete_many(store.list_keys(""))
+            say(f"  judged {len(out)}/{len(seeds)} seeds of {scenario_name}")
+    return out
