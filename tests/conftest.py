@@ -15,8 +15,9 @@ unless JAVA_TOOL_OPTIONS is set): measured on a cold `regionchaos run --scenario
 64.5 -> 43.0 CPU seconds and 40 -> 34 s wall. Real runs keep the JVM's default (C2 pays off
 on `large` and long swarms). C1 alone reserves 48 MB for compiled code, which a test worker's
 long-lived driver fills (the JVM then says "CodeCache is full. Compiler has been disabled" and
-interprets everything from there on): 256 MB, as tiered compilation reserves. The Spark drivers
-also map the class archive `scripts/test.sh` builds (`regionchaos.jvmcds`).
+interprets everything from there on): 256 MB, as tiered compilation reserves. The tests do not
+build the drivers' class archive (`regionchaos.jvmcds`): the suite starts about nine drivers of
+its own, fewer than the archive's build costs (bench/results/judge_profile/README.md).
 """
 
 from __future__ import annotations
