@@ -6,7 +6,7 @@ Out: the tables carry run_id and recompute the truth from the seed; the suite fi
      false > unknown > true; tampering with one fact of a valid run makes exactly the rule that
      guards it fail; a suite that cannot be evaluated or raises is unknown, never valid;
      `runner.run` end to end writes the verdict, validation results, Data Docs and report;
-     the spark_jobs/validate.py entry point judges an emulated run.
+     the spark_jobs/validate.py entry point judges a run emulated elsewhere (`runner.finish_stored`).
 """
 
 from __future__ import annotations
@@ -357,7 +357,11 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
 
 
 @pytest.mark.spark
-def test_spark_job_validates_an_emulated_run(s3_server, spark, smoke_store, capsys):
+def test_the_spark_job_judges_a_run_emulated_elsewhere(s3_server, spark, capsys):
+    """The spark-submit path: the emulation ran on a cluster (here: in this process, with a
+    mutant), then spark_jobs/validate.py judges it from what is under the run's prefix alone,
+    through `runner.finish_stored` (as `runner.finish` and the Airflow task do): the deep run's
+    summary, the emulation's counts read back from the history, no Data Docs with --no-docs."""
     import importlib.util
     from pathlib import Path
 
@@ -365,27 +369,20 @@ def test_spark_job_validates_an_emulated_run(s3_server, spark, smoke_store, caps
     spec = importlib.util.spec_from_file_location("spark_job_validate", path)
     job = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(job)
-    code = job.main(["--run-id", RUN_ID, "--s3-endpoint", s3_server.config.endpoint_url,
-                     "--bucket", s3_server.config.bucket, "--no-docs"])
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert code == 0 and out["verdict"] == "valid" and out["failed"] == [] and out["unknown"] == []
-    summary = json.loads(smoke_store.get("summary.json"))
-    assert summary["verdict"] == "valid" and len(summary["checks"]) == 12 and summary["stats"]["triggered"] > 0
-    assert smoke_store.get("report/index.html").startswith(b"<!DOCTYPE html>")
-    assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
-
-
-@pytest.mark.spark
-def test_finish_judges_a_run_emulated_elsewhere(s3_server, spark):
-    """The spark-submit path: the emulation ran on a cluster (here: in this process, with a
-    mutant), then `runner.finish` judges it from what is under the run's prefix alone."""
     run_id = "finish-smoke-s1-failed-region-commits"
     scenario = load("smoke", seed=1)
     store = ObjectStore.for_run(s3_server.config, run_id)
     runner.start(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
-    summary = runner.finish(run_id, storage=s3_server.config, spark=spark)
-    assert exit_code(summary) == ExitCode.INVALID
+    code = job.main(["--run-id", run_id, "--s3-endpoint", s3_server.config.endpoint_url,
+                     "--bucket", s3_server.config.bucket, "--no-docs"])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == ExitCode.INVALID and out["verdict"] == "invalid" and out["unknown"] == []
+    assert {"notifications", "exactly_once_output"} <= set(out["failed"])
+    summary = json.loads(store.get("summary.json"))
+    assert summary["verdict"] == "invalid" and len(summary["checks"]) == 12
     assert summary["mutant"] == "failed-region-commits" and summary["replay"] == "elsewhere"
-    assert {"notifications", "exactly_once_output"} <= {c["name"] for c in summary["checks"] if c["success"] is False}
-    assert json.loads(store.get("summary.json"))["verdict"] == "invalid"
-    assert summary["stats"]["s3"]["requests_by_op"]["GetObject"] > 0
+    assert summary["stats"]["triggered"] == summary["stats"]["history_counts"]["triggered"] > 0
+    assert summary["stats"]["s3"]["requests_by_op"]["GetObject"] > 0 and "findings" in summary
+    assert summary["datadocs"] is None and not store.list_keys("datadocs/")
+    assert store.get("report/index.html").startswith(b"<!DOCTYPE html>")
+    assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
