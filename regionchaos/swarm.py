@@ -16,9 +16,9 @@ seed, the control plane and the data plane in memory (`regionchaos.storage.memor
 same emulator, dataplane and `regionchaos.tables.read_run` / `build_rows` code a deep run
 executes, on a dict instead of S3, so the rows are the deep run's rows), gathers the rows
 of all its seeds, and PUTs one Parquet file per table: no per-seed objects, no per-checkpoint
-request. The driver then reads the tables into Spark and judges them once over
-every seed (`validate.judge`, the one judge); each seed's verdict comes from GX's per-run results. A seed
-whose emulation raised has no rows: it is ``unknown`` with its error, never valid.
+request. The driver then reads the tables into Spark and judges every seed in one pass
+(`validate.judge`, the one judge); each seed's verdict comes from GX's per-run results. A
+seed whose emulation raised has no rows: it is ``unknown`` with its error, never valid.
 
 Reading the tables back: on a local master the driver downloads the parts (one GET each) to a
 scratch directory and reads it with ``spark.read.parquet``. On a cluster the executors read
