@@ -55,6 +55,28 @@ def store_artifacts(store: ObjectStore, record: dict, watcher: CheckpointWatcher
     return store.put_many(items)
 
 
+def named_paths(dump: dict, root: Path) -> set[str]:
+    """The files a metadata dump names (file handles only: an inline handle's name is not a file),
+    relative to the checkpoint root (paths outside it are kept whole)."""
+    paths = set()
+    for op in dump.get("operators", []):
+        handles = [h for sub in op["subtasks"] for h in sub["handles"]] + [op["coordinator"] or {}]
+        for handle in handles:
+            if handle.get("kind") == "file":
+                path = "/" + handle["path"].removeprefix("file:").lstrip("/")
+                prefix = str(root.resolve()) + "/"
+                paths.add(path[len(prefix):] if path.startswith(prefix) else path)
+    return paths
+
+
+def named_files(dumps: dict[tuple[str, int], dict], watcher: CheckpointWatcher) -> dict:
+    """How many files the dumped checkpoints name, and which of them the watcher never saw (a race or a
+    loss: the storage rules will tell them apart; here only counted)."""
+    named = set().union(*(named_paths(dump, watcher.root) for dump in dumps.values())) if dumps else set()
+    unseen = sorted(named - set(watcher.inventory))
+    return {"named": len(named), "never_seen": len(unseen), "never_seen_examples": unseen[:5]}
+
+
 def committed_output(store: ObjectStore) -> list[str]:
     """Every line of the sink's committed files, as stored."""
     keys = store.list_keys(SINK)

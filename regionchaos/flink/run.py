@@ -24,7 +24,6 @@ Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json`
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import time
 from pathlib import Path
@@ -32,11 +31,13 @@ from typing import Literal
 
 import pydantic
 
+from regionchaos.faultkinds import Stream, stream_rng
 from regionchaos.flink import build
-from regionchaos.flink.artifacts import as_json, judge, store_artifacts
+from regionchaos.flink.artifacts import as_json, judge, named_files, store_artifacts
 from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, dist_defaults
 from regionchaos.flink.dist import FlinkDist, find_dist
 from regionchaos.flink.watch import CheckpointWatcher
+from regionchaos.run.verdict import Verdict
 from regionchaos.storage import ObjectStore
 
 ENDED = ("FINISHED", "FAILED", "CANCELED")
@@ -60,6 +61,7 @@ class FlinkRunSpec(pydantic.BaseModel):
     tm_kills: int = pydantic.Field(1, ge=0)
     jm_kill: bool = False
     resume: Literal["latest", "older"] = "latest"
+    inline_threshold_bytes: int | None = pydantic.Field(None, ge=0, le=1 << 20)  # None: Flink's default (20 KB)
 
     @pydantic.model_validator(mode="after")
     def _resume_needs_jm_kill(self) -> FlinkRunSpec:
@@ -70,21 +72,21 @@ class FlinkRunSpec(pydantic.BaseModel):
 
 def draw_faults(spec: FlinkRunSpec) -> list[dict]:
     """The seed's schedule: TM kills and the JM kill at drawn times, one per slot of [15 %, 80 %] of the run."""
-    rng = random.Random(spec.seed)
+    rng = stream_rng(spec.seed, Stream.REAL_FLINK)
     kinds = ["tm_kill"] * spec.tm_kills + (["jm_kill"] if spec.jm_kill else [])
-    rng.shuffle(kinds)
+    kinds = [kinds[i] for i in rng.permutation(len(kinds))]
     start, end = 0.15 * spec.duration_s, 0.8 * spec.duration_s
     width = (end - start) / max(1, len(kinds))
     faults = []
     for index, kind in enumerate(kinds):
-        at = start + width * index + rng.uniform(0.2, 0.8) * width
-        faults.append({"at_s": round(at, 3), "kind": kind, "victim_draw": rng.random()})
+        at = start + width * index + float(rng.uniform(0.2, 0.8)) * width
+        faults.append({"at_s": round(at, 3), "kind": kind, "victim_draw": float(rng.random())})
     return faults
 
 
 def job_conf(spec: FlinkRunSpec, checkpoints: Path) -> dict[str, str]:
     """The job's Flink Configuration keys (``flink run -D``)."""
-    return {
+    conf = {
         "parallelism.default": str(spec.parallelism),
         "execution.checkpointing.interval": f"{spec.interval_ms} ms",
         "execution.checkpointing.dir": checkpoints.resolve().as_uri(),
@@ -93,6 +95,9 @@ def job_conf(spec: FlinkRunSpec, checkpoints: Path) -> dict[str, str]:
         "state.backend.type": spec.state_backend,
         "execution.checkpointing.incremental": str(spec.state_backend == "rocksdb").lower(),
     }
+    if spec.inline_threshold_bytes is not None:  # smaller state chunks are inline in _metadata
+        conf["execution.checkpointing.data-inline-threshold"] = str(spec.inline_threshold_bytes)
+    return conf
 
 
 def retained_checkpoints(job_dir: Path) -> list[Path]:
@@ -149,6 +154,7 @@ class _Driver:
         self.events.append({"at_s": self.at(), "event": "jm_kill", "victim": old})
         self.events.append({"at_s": self.at(), "event": "jm_start", "name": self.cluster.start_jobmanager()})
         self.cluster.wait_registered(len(self.cluster.live_taskmanagers()))
+        self.events.append({"at_s": self.at(), "event": "taskmanagers_registered"})
         retained = retained_checkpoints(self.checkpoints / self.jobs[-1])
         wanted = 2 if self.spec.resume == "older" else 1
         if len(retained) < wanted:
@@ -189,7 +195,9 @@ def dump_metadata(dist: FlinkDist, jar: Path, watcher: CheckpointWatcher, folder
         copy = folder / job / f"chk-{chk}" / "_metadata"
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes(body)
-        args += [str(copy), str(watcher.root / job / f"chk-{chk}")]
+        # the pointer must be a folder holding the _metadata (Flink resolves it): the copy's; paths of
+        # relative file handles come out under it and are put back under the real checkpoint folder
+        args += [str(copy), str(copy.parent)]
         keys[str(copy)] = (job, chk)
     opens = dist_defaults(dist).get("env.java.opts.all", "").split()
     done = subprocess.run([dist.java, *opens, "-cp", f"{jar}:{dist.classpath()}", build.DUMP_CLASS, *args],
@@ -198,14 +206,27 @@ def dump_metadata(dist: FlinkDist, jar: Path, watcher: CheckpointWatcher, folder
     for line in done.stdout.splitlines():
         if line.startswith("{"):
             doc = json.loads(line)
-            dumps[keys[doc["metadata"]]] = doc
+            job, chk = keys[doc["metadata"]]
+            dumps[(job, chk)] = _rebase(doc, f"{folder / job / f'chk-{chk}'}/", f"{watcher.root / job / f'chk-{chk}'}/")
     return dumps
 
 
+def _rebase(doc: dict, copy_prefix: str, real_prefix: str) -> dict:
+    """The dump with every file path under the copy's folder moved to the real checkpoint folder."""
+    for op in doc.get("operators", []):
+        handles = [h for sub in op["subtasks"] for h in sub["handles"]] + [op["coordinator"] or {}]
+        for handle in handles:
+            if "path" in handle:
+                path = handle["path"].removeprefix("file:")
+                if path.startswith(copy_prefix):
+                    handle["path"] = real_prefix + path[len(copy_prefix):]
+    return doc
+
+
 def verdict_of(state: str, check: dict, unknown_because: str | None) -> str:
-    if unknown_because or state != "FINISHED":
-        return "unknown"
-    return "valid" if check["status"] == "passed" else "invalid"
+    """Unknown unless the job finished and nothing made the run unknown; else the check's outcome."""
+    success = None if unknown_because or state != "FINISHED" else check["status"] == "passed"
+    return Verdict.of_success(success)
 
 
 def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: FlinkDist | None = None) -> dict:
@@ -215,7 +236,10 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
     jar = build.job_jar(dist)
     scratch = Path(scratch)
     faults = draw_faults(spec)
-    cluster_spec = ClusterSpec(taskmanagers=spec.taskmanagers, slots=spec.slots)
+    # num-retained is read by the JobManager's checkpoint store from the CLUSTER's configuration
+    # (given with flink run -D it is ignored: one retained checkpoint, measured here)
+    cluster_spec = ClusterSpec(taskmanagers=spec.taskmanagers, slots=spec.slots,
+                               extra={"execution.checkpointing.num-retained": str(spec.retained)})
     started = time.monotonic()
     with FlinkCluster(dist, scratch / "cluster", cluster_spec) as cluster:
         (scratch / "checkpoints").mkdir(parents=True, exist_ok=True)
@@ -225,7 +249,9 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
             driver.run_faults(faults)
             state = "NOT_RESUMED" if driver.resume_failed else driver.wait_end(2 * spec.duration_s + 120)
     dumps = dump_metadata(dist, jar, watcher, scratch / "metadata-copies")
-    unknown_because = driver.resume_failed or (repr(watcher.error) if watcher.error else None)
+    unreadable = [dump["error"] for dump in dumps.values() if "error" in dump]
+    unknown_because = (driver.resume_failed or (repr(watcher.error) if watcher.error else None)
+                       or (f"{len(unreadable)} metadata file(s) unreadable: {unreadable[0]}" if unreadable else None))
     record = {
         "backend": "flink", "flink_version": dist.version, "spec": spec.model_dump(),
         "source": {"records": spec.records, "keys": spec.keys, "first": 0, "last": spec.records - 1},
@@ -236,7 +262,10 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
     objects = store_artifacts(store, record, watcher, dumps, driver.output)
     check = judge(store)
     summary = {**record, "exactly_once": check, "verdict": verdict_of(state, check, unknown_because),
-               "checkpoints_copied": len(watcher.metadata), "metadata_dumped": len(dumps),
+               "checkpoints_copied": len(watcher.metadata),
+               "metadata_dumped": sum("operators" in dump for dump in dumps.values()),
+               "metadata_unreadable": sorted(f"{job}/chk-{chk}" for (job, chk), d in dumps.items() if "error" in d),
+               "named_files": named_files(dumps, watcher),
                "objects_stored": objects, "wall_seconds": round(time.monotonic() - started, 1)}
     store.put("flink/checks/exactly_once.json", as_json(check))
     store.put("flink/summary.json", as_json(summary))

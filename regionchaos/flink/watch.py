@@ -2,7 +2,8 @@
 
 In:  the cluster's checkpoint root (``ROOT/JOB_ID/chk-N/...``, ``shared/``, ``taskowned/``) and its REST client.
 Out: a `CheckpointWatcher` thread that scans every `every_s` seconds and keeps:
-     - `metadata`: the bytes of every ``chk-N/_metadata`` it saw, by (job id, N), copied when first seen;
+     - `metadata`: the bytes of every ``chk-N/_metadata`` it saw, by (job id, N), copied when first seen
+       (and again while its size on disk differs from the copy's);
      - `inventory`: every file it saw, relative to ROOT, with its last size and the scan times it was
        first and last seen (``present_at_end``: still there at the last scan);
      - `raced`: files that vanished between listing and reading (subsumption races: such a file is
@@ -105,8 +106,11 @@ class CheckpointWatcher(threading.Thread):
             return
         key = (folder.parent.name, int(match.group(1)))
         self.chk_dirs.add(key)
-        if "_metadata" not in files or key in self.metadata:
+        if "_metadata" not in files:
             return
+        entry = self.inventory.get(str((folder / "_metadata").relative_to(self.root)))
+        if key in self.metadata and entry is not None and entry["size"] == len(self.metadata[key]):
+            return  # copied whole (a copy taken while Flink was still writing is taken again)
         try:
             self.metadata[key] = (folder / "_metadata").read_bytes()
         except FileNotFoundError:  # subsumed between the listing and the read
