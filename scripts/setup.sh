@@ -139,6 +139,10 @@ if [ "$want_flink" = 1 ] && [ ! -x "$flink_dir/pyflink/bin/flink" ]; then
   rm -rf "$flink_dir.partial"
   .venv/bin/python -m pip install -q --no-deps --target "$flink_dir.partial" \
     "apache-flink==$FLINK_VERSION" "apache-flink-libraries==$FLINK_VERSION"
+  if [ ! -x "$flink_dir.partial/pyflink/bin/flink" ]; then
+    echo "setup: apache-flink $FLINK_VERSION installed no pyflink/bin/flink under $flink_dir.partial" >&2
+    exit 1
+  fi
   rm -rf "$flink_dir" && mv "$flink_dir.partial" "$flink_dir"
 fi
 say "ready: $(.venv/bin/python --version), $(java -version 2>&1 | head -1)"
