@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import signal
+import subprocess
+import sys
 
 import psutil
 import pydantic
@@ -74,6 +77,33 @@ def test_the_cluster_listens_on_loopback_free_ports_and_stops_every_process_on_e
         raise RuntimeError("boom")
     assert [pid for pid in cluster.started_pids if _alive(pid)] == []
     assert _processes_naming(str(tmp_path / "cluster")) == []
+
+
+HOLDER = """
+import json, sys, time
+from pathlib import Path
+from regionchaos.flink.cluster import FlinkCluster
+from regionchaos.flink.dist import find_dist
+with FlinkCluster(find_dist(), Path(sys.argv[1])) as cluster:
+    print(json.dumps(cluster.started_pids), flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.flink
+@needs_flink
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_to_the_python_process_stops_every_process_of_its_cluster(tmp_path, sig):
+    scratch = tmp_path / "cluster"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(scratch)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = json.loads(holder.stdout.readline())
+        assert len(pids) == 3 and all(_alive(pid) for pid in pids)
+        holder.send_signal(sig)
+        holder.wait(timeout=60)
+    finally:
+        holder.kill()
+    assert [pid for pid in pids if _alive(pid)] == [] and _processes_naming(str(scratch)) == []
 
 
 @pytest.mark.flink
@@ -150,3 +180,12 @@ def test_bad_input_names_the_field():
         FlinkRunSpec(seed=1, records=0)
     with pytest.raises(pydantic.ValidationError, match="state_backend"):
         FlinkRunSpec(seed=1, state_backend="forst")
+
+
+def test_the_shell_entry_refuses_bad_input_by_field_with_exit_2(capsys, tmp_path):
+    from regionchaos.flink.__main__ import main
+
+    assert main(["--seed", "1", "--set", "records=0", "--scratch", str(tmp_path / "s")]) == 2
+    assert main(["--seed", "1", "--set", "resume=older", "--scratch", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err
+    assert "records:" in err and "jm_kill" in err and not (tmp_path / "s").exists()
