@@ -6,7 +6,8 @@ In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/
 Out: the cluster binds loopback only, on free ports (not Flink's fixed 8081/6123), and stops every
      process it started, also when the block raises; one TaskManager kill gives exactly-once output
      (every key counts 1..n, every record once) and the dumped metadata names only files the watcher
-     saw; resuming from an OLDER retained checkpoint duplicates output and the check says invalid.
+     saw; a JobManager kill resumed from the latest retained checkpoint is valid, and resumed from an
+     OLDER one duplicates output and the check says invalid.
      The pure logic (the exactly-once check, the fault draw, bad input) is tested without Flink.
 Each cluster test starts 3 JVMs (~1 GB each): run them one at a time (``-n 0``), about a minute each here.
 """
@@ -121,6 +122,18 @@ def test_one_taskmanager_kill_gives_exactly_once_output(object_store, tmp_path):
     assert summary["named_files"]["named"] > 0 and summary["named_files"]["never_seen"] == 0, summary["named_files"]
     dumps = [key for key in object_store.list_keys("flink/metadata/") if key.endswith(".json")]
     assert dumps and len(dumps) == summary["metadata_dumped"] and summary["metadata_unreadable"] == []
+    assert _processes_naming(str(tmp_path)) == []
+
+
+@pytest.mark.flink
+@needs_flink
+def test_a_jobmanager_kill_resumed_from_the_latest_checkpoint_gives_exactly_once_output(object_store, tmp_path):
+    """The control's twin: the same JobManager kill and resume, from the LATEST retained checkpoint, is
+    valid; so the control below is invalid through its older checkpoint, not through the kill."""
+    spec = FlinkRunSpec(seed=2, records=6000, keys=8, duration_s=30, tm_kills=0, jm_kill=True)
+    summary = run_flink(spec, object_store, tmp_path, DIST)
+    assert len(summary["jobs"]) == 2 and summary["restored_from"], summary["events"]
+    assert summary["verdict"] == "valid", (summary["exactly_once"], summary["unknown_because"])
     assert _processes_naming(str(tmp_path)) == []
 
 
