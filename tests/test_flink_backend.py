@@ -8,7 +8,8 @@ Out: the cluster binds loopback only, on free ports (not Flink's fixed 8081/6123
      (every key counts 1..n, every record once) and the dumped metadata names only files the watcher
      saw; a JobManager kill resumed from the latest retained checkpoint is valid, and resumed from an
      OLDER one duplicates output and the check says invalid.
-     The pure logic (the exactly-once check, the fault draw, bad input) is tested without Flink.
+     The pure logic (the exactly-once check, the fault draw, bad input, finding the distribution, the
+     build's cache key, the loopback configuration, the watcher's copies) is tested without Flink.
 Each cluster test starts 3 JVMs (~1 GB each): run them one at a time (``-n 0``), about a minute each here.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -23,11 +25,14 @@ import sys
 import psutil
 import pydantic
 import pytest
+import yaml
 
-from regionchaos.flink import checks
-from regionchaos.flink.cluster import FlinkCluster
-from regionchaos.flink.dist import FlinkNotInstalled, find_dist
+from regionchaos.flink import build, checks
+from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, cluster_config, free_port, write_conf_dir
+from regionchaos.flink.dist import FlinkDist, FlinkNotInstalled, find_dist
+from regionchaos.flink.rest import FlinkRest
 from regionchaos.flink.run import FlinkRunSpec, draw_faults, run_flink
+from regionchaos.flink.watch import CheckpointWatcher
 
 try:
     DIST, WHY_NOT = find_dist(), ""
@@ -202,3 +207,66 @@ def test_the_shell_entry_refuses_bad_input_by_field_with_exit_2(capsys, tmp_path
     assert main(["--seed", "1", "--set", "resume=older", "--scratch", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err
     assert "records:" in err and "jm_kill" in err and not (tmp_path / "s").exists()
+
+
+def test_find_dist_names_what_is_missing_and_reads_the_version(tmp_path):
+    with pytest.raises(FlinkNotInstalled, match=r"FLINK_HOME .* has no bin/flink"):
+        find_dist({"FLINK_HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "flink").write_text("#!/bin/sh\n")
+    (tmp_path / "lib").mkdir()
+    with pytest.raises(FlinkNotInstalled, match="flink-dist"):
+        find_dist({"FLINK_HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+    (tmp_path / "lib" / "flink-dist-9.9-SNAPSHOT.jar").write_bytes(b"")
+    found = find_dist({"FLINK_HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+    assert (found.version, found.home) == ("9.9-SNAPSHOT", tmp_path.resolve())
+
+
+def test_the_build_cache_key_follows_the_sources_and_the_version(tmp_path):
+    (tmp_path / "a").mkdir()
+    source = tmp_path / "a" / "Job.java"
+    source.write_text("class Job {}")
+    first = build.sources_hash("2.3.0", tmp_path)
+    assert build.sources_hash("2.3.0", tmp_path) == first != build.sources_hash("2.4.0", tmp_path)
+    source.write_text("class Job { }")
+    assert build.sources_hash("2.3.0", tmp_path) != first
+
+
+def test_every_listener_is_bound_to_loopback_over_the_distributions_defaults(tmp_path):
+    home = tmp_path / "dist"
+    (home / "conf").mkdir(parents=True)
+    (home / "conf" / "config.yaml").write_text(
+        "env:\n  java:\n    opts:\n      all: --add-opens=java.base/java.util=ALL-UNNAMED\n"
+        "jobmanager:\n  bind-host: localhost\n  rpc:\n    port: 6123\nrest:\n  address: localhost\n")
+    (home / "conf" / "log4j-console.properties").write_text("# logging\n")
+    fake = FlinkDist(home=home, version="x", java="java", javac="javac", jar="jar")
+    ports = {"rpc": 40001, "rest": 40002, "blob": 40003}
+    write_conf_dir(fake, tmp_path / "conf", cluster_config(ClusterSpec(), ports, tmp_path))
+    conf = yaml.safe_load((tmp_path / "conf" / "config.yaml").read_text())
+    for key in ("jobmanager.rpc.address", "jobmanager.bind-host", "taskmanager.host", "taskmanager.bind-host",
+                "rest.address", "rest.bind-address"):
+        assert conf[key] == "127.0.0.1", key
+    assert (conf["jobmanager.rpc.port"], conf["rest.port"], conf["blob.server.port"]) == ("40001", "40002", "40003")
+    assert conf["env.java.opts.all"] == "--add-opens=java.base/java.util=ALL-UNNAMED"  # kept
+    assert (tmp_path / "conf" / "log4j-console.properties").is_file()
+
+
+def test_the_watcher_copies_metadata_once_whole_and_tells_an_incomplete_checkpoint(tmp_path):
+    job = tmp_path / "job1"
+    (job / "chk-1").mkdir(parents=True)
+    (job / "chk-2").mkdir()
+    (job / "shared").mkdir()
+    (job / "chk-1" / "_metadata").write_bytes(b"half")
+    (job / "shared" / "sst-1").write_bytes(b"x" * 10)
+    watcher = CheckpointWatcher(tmp_path, FlinkRest(free_port()))  # nothing listens: REST is skipped
+    watcher.scan()
+    (job / "chk-1" / "_metadata").write_bytes(b"half and the rest")  # Flink was still writing it
+    watcher.scan()
+    watcher.poll_rest()
+    assert watcher.metadata == {("job1", 1): b"half and the rest"}
+    assert watcher.incomplete_checkpoints() == [("job1", 2)]
+    (job / "shared" / "sst-1").unlink()
+    watcher.scan()
+    rows = {row["path"]: row for row in watcher.inventory_rows()}
+    assert rows["job1/shared/sst-1"]["size"] == 10 and rows["job1/shared/sst-1"]["present_at_end"] is False
+    assert rows["job1/chk-1/_metadata"]["present_at_end"] is True and watcher.rest_history == {}
