@@ -47,6 +47,7 @@ class Stream(IntEnum):
     RESPONSES = 8  # per attempt: upload time of each task's snapshot
     ACKS = 9  # per attempt: TaskManagers whose acknowledgements start being lost (ack_loss)
     RECORDS = 10  # per split, the workload: the key of its record values (`regionchaos.workload.records`)
+    REAL_FLINK = 11  # once per seed, a real-Flink run (`regionchaos.flink.run.draw_faults`): kill times, victims
 
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:

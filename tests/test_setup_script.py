@@ -8,7 +8,7 @@ In:  a copy of the script in a temporary project (its pyproject.toml and require
 Out: the Java check reads 1.8 / 11 / 17 / 21 correctly and installs or refuses below 17; a
      Python without venv gets python3.11-venv installed; the pinned set goes in through uv, or
      pip where uv cannot be installed; a half-made ``.venv`` is made again; a healthy one is
-     left alone.
+     left alone; the Flink distribution goes into its own folder only with --flink, once.
 """
 
 from __future__ import annotations
@@ -40,7 +40,13 @@ case "$1" in
     if [ "${@: -1}" = uv ]; then
       [ -e "$STATE/no-uv" ] && exit 1
       printf '#!/bin/bash\\necho "uv $*" >> "$LOG"\\n' > "$(dirname "$0")/uv" && chmod +x "$(dirname "$0")/uv"
-    fi ;;
+    fi
+    # pip install --target DIR (the Flink distribution): DIR/pyflink/bin/flink, as the wheel has it
+    for ((i = 1; i < $#; i++)); do
+      if [ "${!i}" = --target ]; then
+        j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"
+      fi
+    done ;;
 esac
 """
 
@@ -107,14 +113,14 @@ def machine(tmp_path):
         else:
             _write(target, f"#!/bin/bash\necho '{version_line}' >&2\n")
 
-    def run(*, venv: bool = True, root: bool = True):
+    def run(*, venv: bool = True, root: bool = True, args: tuple[str, ...] = ()):
         if venv:
             (state / "venv-installed").touch()
         if not root:
             _write(stubs / "id", "#!/bin/bash\necho 1000\n")
         env = {"PATH": f"{stubs}:{system}", "LOG": str(log), "STATE": str(state), "HOME": str(tmp_path),
                "PYTHON": str(stubs / "python3.11")}
-        done = subprocess.run(["bash", str(project / "scripts" / "setup.sh")], env=env, capture_output=True,
+        done = subprocess.run(["bash", str(project / "scripts" / "setup.sh"), *args], env=env, capture_output=True,
                               text=True, timeout=60)
         return done, log.read_text()
 
@@ -199,3 +205,27 @@ def test_a_healthy_venv_is_left_alone_and_a_second_run_does_nothing(machine):
     second, log = machine()
     assert second.returncode == 0, second.stderr
     assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q") == 1
+
+
+FLINK_INSTALL = ("pip -m pip install -q --no-deps --target .flink/2.3.0.partial "
+                 "apache-flink==2.3.0 apache-flink-libraries==2.3.0")
+
+
+def test_flink_is_installed_into_its_own_folder_only_with_the_flag_and_only_once(machine):
+    done, log = machine()
+    assert done.returncode == 0, done.stderr
+    assert "--target" not in log and not (machine.project / ".flink").exists()
+    done, log = machine(args=("--flink",))
+    assert done.returncode == 0, done.stderr
+    assert FLINK_INSTALL in log
+    assert (machine.project / ".flink" / "2.3.0" / "pyflink" / "bin" / "flink").is_file()
+    assert not (machine.project / ".flink" / "2.3.0.partial").exists()
+    again, log = machine(args=("--flink",))
+    assert again.returncode == 0, again.stderr
+    assert log.count(FLINK_INSTALL) == 1
+
+
+def test_an_unknown_option_is_refused_by_name(machine):
+    done, log = machine(args=("--flnik",))
+    assert done.returncode == 2 and "--flnik" in done.stderr
+    assert log == ""

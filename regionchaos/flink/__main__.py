@@ -1,0 +1,71 @@
+"""``python -m regionchaos.flink --seed N [--set FIELD=VALUE ...]``: one real-Flink chaos run from the shell.
+
+In:  a seed, `FlinkRunSpec` fields as ``--set`` pairs (``tm_kills=3``, ``jm_kill=true``, ``resume=older``,
+     ``state_backend=rocksdb``...), the S3 endpoint (``--endpoint-url``; default: the embedded server,
+     started and stopped here) and bucket, the run id, the scratch folder (default ``.runs/flink/RUN_ID``).
+Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the run prefix); exit 0 valid,
+     1 invalid, 2 bad input (the field named, nothing run or written), 3 unknown (also: no Flink installed).
+     Until issue 31's scenarios exist this is the real-Flink backend's entry point (not `regionchaos run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pydantic
+
+from regionchaos.flink.dist import REPO_ROOT, FlinkNotInstalled, find_dist
+from regionchaos.flink.run import FlinkRunSpec, run_flink
+from regionchaos.run import ExitCode, exit_code, parse_set
+from regionchaos.scenario import ScenarioError
+from regionchaos.storage import ObjectStore, StorageConfig, ensure_storage
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m regionchaos.flink", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--set", dest="overrides", action="append", metavar="FIELD=VALUE",
+                   help="a FlinkRunSpec field (repeatable)")
+    p.add_argument("--endpoint-url", default=None, help="S3 endpoint (default: the embedded server)")
+    p.add_argument("--bucket", default="regionchaos")
+    p.add_argument("--run-id", default=None)
+    p.add_argument("--scratch", default=None, help="the cluster's files (default .runs/flink/RUN_ID)")
+    return p
+
+
+def spec_of(args: argparse.Namespace) -> FlinkRunSpec:
+    """The run's spec, or ScenarioError naming each bad field."""
+    fields = parse_set(args.overrides)
+    try:
+        return FlinkRunSpec(seed=args.seed, **fields)
+    except pydantic.ValidationError as exc:
+        raise ScenarioError([(".".join(map(str, e["loc"])) or "spec", e["msg"]) for e in exc.errors()],
+                            what="input") from exc
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        spec = spec_of(args)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    try:
+        dist = find_dist()
+    except FlinkNotInstalled as exc:
+        print(f"unknown: {exc}", file=sys.stderr)
+        return ExitCode.UNKNOWN
+    run_id = args.run_id or f"flink-{spec.seed}-{uuid.uuid4().hex[:8]}"
+    scratch = Path(args.scratch) if args.scratch else REPO_ROOT / ".runs" / "flink" / run_id
+    with ensure_storage(StorageConfig(endpoint_url=args.endpoint_url, bucket=args.bucket)) as config:
+        summary = run_flink(spec, ObjectStore.for_run(config, run_id), scratch, dist)
+    print(json.dumps({"run_id": run_id, **summary}, indent=1, sort_keys=True))
+    return exit_code(summary)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
