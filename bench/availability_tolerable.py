@@ -15,8 +15,8 @@ Out: one JSON line per (decline rate, semantics, tolerable, regional on/off): ch
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 from regionchaos.runner import emulate_in_memory
 from regionchaos.scenario import load
@@ -51,5 +51,24 @@ def main(scenario: str, seeds: int, rates: str) -> None:
                               "runs_with_job_failure": sum(r["job_failures"] > 0 for r in rows)}), flush=True)
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="availability_tolerable.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", help="a catalogue scenario, e.g. regional-basic")
+    p.add_argument("seeds", type=int, help="seeds 1..SEEDS per configuration")
+    p.add_argument("rates", help="decline rates, comma-separated, e.g. 0.02,0.05,0.1")
+    args = p.parse_args(argv)
+    if args.seeds < 1:
+        p.error(f"seeds: must be at least 1, got {args.seeds}")
+    try:
+        rates = [float(r) for r in args.rates.split(",")]
+    except ValueError:
+        p.error(f"rates: not comma-separated numbers: {args.rates!r}")
+    if any(not 0 <= r <= 1 for r in rates):
+        p.error(f"rates: each must be between 0 and 1, got {args.rates}")
+    return args
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    _args = parse_args()
+    main(_args.scenario, _args.seeds, _args.rates)
