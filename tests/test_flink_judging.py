@@ -97,6 +97,18 @@ def test_committed_lines_become_one_split_of_seq_ranges_and_a_bad_line_a_commit_
     assert flink_tables.relative_to_root("file:/tmp/x/checkpoints/j1/shared/s1", {"j1"}) == "j1/shared/s1"
 
 
+def test_a_named_file_never_seen_is_lost_when_its_metadata_outlived_a_scan_else_undecided():
+    dump = {"operators": [{"coordinator": None, "subtasks": [{"handles": [
+        {"kind": "file", "path": "file:/x/checkpoints/j1/shared/sst-1"}, {"kind": "inline", "size": 9}]}]}]}
+    files = [{"path": "j1/chk-3/_metadata", "first_seen_s": 1.0, "last_seen_s": 1.0},
+             {"path": "j1/shared/orphan", "first_seen_s": 1.0, "last_seen_s": 1.0, "size": 4}]
+    _named, _seen, lost, unresolved = flink_tables.classify({("j1", 3): dump}, {"files": files})
+    assert (lost, unresolved) == (set(), {"j1/shared/sst-1"})
+    files[0]["last_seen_s"] = 1.25
+    counts = flink_tables.storage_counts({("j1", 3): dump}, {"files": files})
+    assert (counts["lost"], counts["unresolved"], counts["leaked_examples"]) == (1, 0, ["j1/shared/orphan"])
+
+
 # -- a real cluster ---------------------------------------------------------------------------------
 
 
@@ -131,16 +143,26 @@ def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_f
         {"path": f"{job}/shared/left-behind", "size": 10, "first_seen_s": 1.0, "last_seen_s": 1.0}))
     judged = _judge(spark, object_store)
     assert judged["suites"]["storage_safety"] == "valid" and judged["storage"]["leaked"] == leaked_before + 1
-    # a loss: a file a copied _metadata names, never seen on storage, fails storage_safety only
-    named = sorted(flink_tables.named_files(flink_tables.dumps_of(object_store), {job, *summary["jobs"]}))
+    # a loss: a file a copied _metadata names (one two scans saw: no race), never seen on storage
+    inventory = json.loads(object_store.get("flink/inventory.json"))
+    named, _seen, _lost, unresolved = flink_tables.classify(flink_tables.dumps_of(object_store), inventory)
+    assert unresolved == set()
+    twice = flink_tables.metadata_seen_twice(inventory)
+    victim = sorted(path for path, namers in named.items() if namers & twice)[0]
     _tamper_inventory(object_store, lambda inv: inv.update(
-        files=[f for f in inv["files"] if f["path"] != named[0]],
-        raced=[r for r in inv["raced"] if r["path"] != named[0]]))
+        files=[f for f in inv["files"] if f["path"] != victim],
+        raced=[r for r in inv["raced"] if r["path"] != victim]))
     judged = _judge(spark, object_store)
     assert judged["suites"] == {"storage_safety": "invalid", "exactly_once_output": "valid"}, judged["checks"]
     check = next(c for c in judged["checks"] if c["name"] == "storage_safety")
-    assert check["failed_rules"] == ["retained_objects_exist"] and named[0] in json.dumps(check["examples"])
+    assert check["failed_rules"] == ["retained_objects_exist"] and victim in json.dumps(check["examples"])
     assert judged["verdict"] == "invalid" and judged["storage"]["lost"] == 1
+    # the same file unseen while every _metadata naming it was seen by one scan only: a race, unknown
+    _tamper_inventory(object_store, lambda inv: [f.update(last_seen_s=f["first_seen_s"]) for f in inv["files"]
+                                                 if f["path"].endswith("/_metadata")])
+    judged = _judge(spark, object_store)
+    assert judged["suites"] == {"storage_safety": "unknown", "exactly_once_output": "valid"}, judged["checks"]
+    assert judged["verdict"] == "unknown" and judged["storage"]["unresolved"] == 1
 
 
 @pytest.mark.flink

@@ -17,9 +17,10 @@ Out: `build_rows(store, run_id)` -> table -> row tuples in `SCHEMAS` order, for 
      - ``handles`` (source ``storage``): every file (not inline) a dumped checkpoint names, relative to the
        checkpoint root as the inventory names it;
      - ``inventory``: every file the watcher saw (area ``checkpoints``, kind ``metadata`` for ``_metadata`` and its
-       in-progress temporary file, else ``state``).
+       in-progress temporary file, else ``state``); a named file never seen is a loss when a _metadata naming it
+       was seen by two scans, else a race: a row of kind ``unresolved``, which makes storage_safety unknown.
      The other tables stay empty: the suites reading them do not apply to ``flink`` (suite YAML ``applies_to``).
-     `storage_counts`: named files, those never seen (a loss), files nothing names (a leak: counted, not judged).
+     `storage_counts`: named files, lost, unresolved, files nothing names (a leak: counted, not judged).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from regionchaos.tables import TABLES, column_names
 
 SPLIT = 0  # the source's one seq range
 UNATTRIBUTED_TXN = 0  # a committed part file's checkpoint: not in a real run's artifacts
+UNRESOLVED = "unresolved"  # inventory kind of a named file a race leaves undecided (never an emulation kind)
 _DUMP = re.compile(r"^flink/metadata/([^/]+)/chk-(\d+)\.json$")
 _CHK = re.compile(r"^chk-(\d+)$")
 
@@ -107,17 +109,40 @@ def relative_to_root(path: str, jobs: set[str]) -> str:
     return "/".join(parts)
 
 
-def named_files(dumps: dict[tuple[str, int], dict], jobs: set[str]) -> dict[str, int]:
-    """Every file a dumped checkpoint names (file handles only: inline ones are not files) -> the newest
-    checkpoint id naming it."""
-    named: dict[str, int] = {}
-    for (_job, chk), dump in dumps.items():
+def named_files(dumps: dict[tuple[str, int], dict], jobs: set[str]) -> dict[str, set[tuple[str, int]]]:
+    """Every file a dumped checkpoint names (file handles only: inline ones are not files) -> the
+    (job, checkpoint id) of the checkpoints naming it."""
+    named: dict[str, set[tuple[str, int]]] = {}
+    for (job, chk), dump in dumps.items():
         for op in dump.get("operators", []):
             for handle in [h for sub in op["subtasks"] for h in sub["handles"]] + [op.get("coordinator") or {}]:
                 if handle.get("kind") == "file":
-                    rel = relative_to_root(handle["path"], jobs)
-                    named[rel] = max(chk, named.get(rel, chk))
+                    named.setdefault(relative_to_root(handle["path"], jobs), set()).add((job, chk))
     return named
+
+
+def metadata_seen_twice(inventory: dict) -> set[tuple[str, int]]:
+    """The checkpoints whose ``_metadata`` two scans saw: every file it names was there at the second scan's
+    listing (written before the _metadata, deleted only after it), so one never seen is lost, not raced."""
+    out = set()
+    for r in inventory.get("files", []):
+        parts = r["path"].split("/")
+        match = _CHK.match(parts[1]) if len(parts) == 3 and parts[2] == "_metadata" else None
+        if match and r.get("last_seen_s", 0) > r.get("first_seen_s", 0):
+            out.add((parts[0], int(match.group(1))))
+    return out
+
+
+def classify(dumps: dict, inventory: dict) -> tuple[dict[str, set], dict[str, int | None], set[str], set[str]]:
+    """(named files, seen files, lost: named and never seen although a naming _metadata was seen twice,
+    unresolved: named, never seen, and every naming _metadata seen in one scan only: a race, unknown)."""
+    seen = seen_files(inventory)
+    jobs = {path.split("/")[0] for path in seen} | {job for job, _chk in dumps}
+    named = named_files(dumps, jobs)
+    twice = metadata_seen_twice(inventory)
+    unseen = {path for path in named if path not in seen}
+    lost = {path for path in unseen if named[path] & twice}
+    return named, seen, lost, unseen - lost
 
 
 def seen_files(inventory: dict) -> dict[str, int | None]:
@@ -144,25 +169,28 @@ def checkpoint_of(path: str) -> int | None:
 
 
 def storage_rows(run_id: str, dumps: dict, inventory: dict) -> tuple[list[tuple], list[tuple]]:
-    """(handles, inventory) rows: what the copied metadata names, what the watcher saw."""
-    seen = seen_files(inventory)
-    jobs = {path.split("/")[0] for path in seen} | {job for job, _chk in dumps}
-    handles = [row("handles", run_id=run_id, checkpoint_id=chk, object_key=path, source="storage", n_segments=1)
-               for path, chk in sorted(named_files(dumps, jobs).items())]
+    """(handles, inventory) rows: what the copied metadata names, what the watcher saw; a named file whose
+    presence a race leaves undecided is an inventory row of kind ``unresolved`` (storage_safety's
+    ``_evaluable`` then says unknown, never passed or failed)."""
+    named, seen, _lost, unresolved = classify(dumps, inventory)
+    handles = [row("handles", run_id=run_id, checkpoint_id=max(chk for _job, chk in named[path]), object_key=path,
+                   source="storage", n_segments=1) for path in sorted(named)]
     listed = [row("inventory", run_id=run_id, key=path, area="checkpoints", checkpoint_id=checkpoint_of(path),
                   kind="metadata" if is_metadata(path) else "state", size_bytes=size)
               for path, size in sorted(seen.items())]
+    listed += [row("inventory", run_id=run_id, key=path, area="checkpoints", checkpoint_id=checkpoint_of(path),
+                   kind=UNRESOLVED) for path in sorted(unresolved)]
     return handles, listed
 
 
 def storage_counts(dumps: dict, inventory: dict) -> dict:
-    """Named files, those never seen (losses, judged by storage_safety), unnamed non-metadata files (leaks)."""
-    seen = seen_files(inventory)
-    jobs = {path.split("/")[0] for path in seen} | {job for job, _chk in dumps}
-    named = set(named_files(dumps, jobs))
-    leaked = sorted(p for p in set(seen) - named if not is_metadata(p))
-    return {"named": len(named), "lost": len(named - set(seen)), "leaked": len(leaked),
-            "leaked_examples": leaked[:5], "incomplete_checkpoints": len(inventory.get("incomplete_checkpoints", []))}
+    """Named files, lost ones (judged by storage_safety), unresolved ones (a race: unknown), files nothing
+    names (leaks: counted, not judged; what a crashed JobManager leaves), chk-N folders without _metadata."""
+    named, seen, lost, unresolved = classify(dumps, inventory)
+    leaked = sorted(p for p in set(seen) - set(named) if not is_metadata(p))
+    return {"named": len(named), "lost": len(lost), "lost_examples": sorted(lost)[:5], "unresolved": len(unresolved),
+            "leaked": len(leaked), "leaked_examples": leaked[:5],
+            "incomplete_checkpoints": len(inventory.get("incomplete_checkpoints", []))}
 
 
 def build_rows(store: ObjectStore, run_id: str) -> dict[str, list[tuple]]:
