@@ -65,6 +65,12 @@ RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "spl
 UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
 SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/results/validate_cost/README.md)
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
+# Where a run's artifacts come from; a suite's ``applies_to`` (suite YAML) maps each backend it applies to onto
+# ``all`` or the list of its rules that apply there; a suite without the key applies to the emulation only.
+BACKENDS = ("emulation", "flink")
+DEFAULT_BACKEND = "emulation"
+ALL_RULES = "all"
+NOT_APPLICABLE = "not_applicable"  # a check's ``state`` when its suite does not apply to the run's backend
 
 
 def expectations_dir() -> Path:
@@ -95,10 +101,19 @@ class Suite:
     findings: tuple[str, ...]
     rules: tuple[Rule, ...]
     evaluable: Rule
+    applies_to: tuple[tuple[str, tuple[str, ...] | None], ...] = ((DEFAULT_BACKEND, None),)  # None: every rule
 
     @property
     def rule_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in (self.evaluable, *self.rules))
+
+    def rules_for(self, backend: str) -> tuple[Rule, ...] | None:
+        """The rules that judge a run of ``backend`` (None: the suite does not apply to it)."""
+        mapping = dict(self.applies_to)
+        if backend not in mapping:
+            return None
+        names = mapping[backend]
+        return self.rules if names is None else tuple(r for r in self.rules if r.name in names)
 
     def rule_parts(self) -> dict[str, str]:
         """Per rule (and the evaluability probe), its query with the common columns, tagged with ``rule``."""
@@ -138,6 +153,28 @@ class SuiteError(Exception):
     suite without rules, a rule without its SQL. Validation cannot give a verdict: unknown."""
 
 
+def _applies_to(doc: object, rule_names: list, where: str) -> tuple[tuple[str, tuple[str, ...] | None], ...]:
+    """A suite's ``applies_to`` (backend -> ``all`` or a list of its rules), checked; absent: the emulation only.
+    SuiteError names an unknown backend, an unknown rule, an empty list, or an emulation not judged in full."""
+    if doc is None:
+        return ((DEFAULT_BACKEND, None),)
+    if not isinstance(doc, dict) or not doc:
+        raise SuiteError(f"{where}: applies_to must map backends {list(BACKENDS)} to '{ALL_RULES}' or rule lists")
+    out = []
+    for backend, names in doc.items():
+        if backend not in BACKENDS:
+            raise SuiteError(f"{where}: applies_to names unknown backend {backend!r} (known: {list(BACKENDS)})")
+        if names == ALL_RULES:
+            out.append((backend, None))
+            continue
+        if not isinstance(names, list) or not names or set(map(str, names)) - set(map(str, rule_names)):
+            raise SuiteError(f"{where}: applies_to.{backend} must be '{ALL_RULES}' or a non-empty list of its rules")
+        out.append((backend, tuple(map(str, names))))
+    if dict(out).get(DEFAULT_BACKEND, ()) is not None:  # the emulation's verdicts count every rule
+        raise SuiteError(f"{where}: applies_to.{DEFAULT_BACKEND} must be '{ALL_RULES}'")
+    return tuple(out)
+
+
 def load_suites(directory: Path | None = None) -> list[Suite]:
     """The suites in file order (``suites/01_...yaml`` .. ``12_...``), checked against the registry:
     exactly one suite per invariant of `EXPECTED_INVARIANTS`, numbered as there, each with at least
@@ -162,9 +199,12 @@ def load_suites(directory: Path | None = None) -> list[Suite]:
                 mutants=tuple(broken.get("mutants") or ()), findings=tuple(broken.get("findings") or ()),
                 rules=tuple(_rule(directory, name, str(r)) for r in rule_names),
                 evaluable=_rule(directory, name, EVALUABLE),
+                applies_to=_applies_to(doc.get("applies_to"), rule_names, f"{path.name}: suite {name}"),
             ))
         except FileNotFoundError as exc:
             problems.append(f"{path.name}: a rule's SQL is missing: {exc.filename}")
+        except SuiteError as exc:
+            problems.append(str(exc))
         except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
             problems.append(f"{path.name}: unreadable ({type(exc).__name__}: {exc})")
     by_name = {s.name: s for s in suites}
@@ -261,21 +301,41 @@ def prepare_tables(tables: dict, total_rows: int) -> dict:
 # -- checks from rule results ------------------------------------------------------------------
 
 
-def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, error: str | None) -> dict:
-    """One run's check for one suite from GX's results: rule -> {"success", "by_run"}.
+def not_applicable_check(suite: Suite, backend: str) -> dict:
+    """The check of a suite that does not apply to the run's backend: neither passed nor failed
+    (``state`` `NOT_APPLICABLE`); `merge_verdict` leaves it out."""
+    return {"name": suite.name, "suite": suite.name, "invariant": suite.invariant, "title": suite.title,
+            "success": None, "state": NOT_APPLICABLE, "unexpected_count": None, "examples": [], "rules": {},
+            "reason": f"does not apply to a {backend} run (its suite's applies_to)"}
+
+
+def applies(check: dict) -> bool:
+    """False for a `not_applicable_check`."""
+    return check.get("state") != NOT_APPLICABLE
+
+
+def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, error: str | None,
+           backend: str = DEFAULT_BACKEND) -> dict:
+    """One run's check for one suite from GX's results: rule -> {"success", "by_run"}; only the rules
+    of the suite that apply to ``backend`` count (none: `not_applicable_check`).
 
     A rule passes for the run only if GX's expectation has a result, did not raise, and holds an
     explicit entry for the run with no unexpected rows, consistent with the expectation's own
     ``success``. A rule with no result, no entry for the run, or a result at odds with GX's
     success is unknown; the suite is false if a rule fails, else unknown if one is unknown."""
+    rules = suite.rules_for(backend)
+    if rules is None:
+        return not_applicable_check(suite, backend)
     check: dict[str, Any] = {"name": suite.name, "suite": suite.name, "invariant": suite.invariant,
                              "title": suite.title}
+    if len(rules) < len(suite.rules):
+        check["not_applicable_rules"] = [r.name for r in suite.rules if r not in rules]
     if error is not None:
         return {**check, "success": None, "unexpected_count": None, "examples": [], "rules": {},
                 "error": error}
     rule_results = rule_results or {}
     counts, examples, unknown, explained = {}, [], [], {}
-    for rule in (suite.evaluable, *suite.rules):
+    for rule in (suite.evaluable, *rules):
         verdict, got = _rule_for_run(rule_results.get(rule.name), run_id)
         if verdict is None:
             unknown.append(f"{rule.name}: {got}")
@@ -291,7 +351,7 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
             explained[rule.name] = dict(got.get("explained") or {})
         examples += [{"rule": rule.name, **{k: v for k, v in row.items() if k != "run_id"}}
                      for row in got["examples"]]
-    if not suite.rules:  # only the evaluability probe: nothing was judged
+    if not rules:  # only the evaluability probe: nothing was judged
         unknown.append("the suite has no rules")
     failed = [name for name, n in counts.items() if n]
     check.update(unexpected_count=sum(counts.values()), rules=counts, examples=examples[:EXAMPLES_IN_CHECK],
@@ -346,8 +406,9 @@ def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
 def merge_verdict(checks: list[dict], expected: tuple[str, ...] = EXPECTED_INVARIANTS) -> str:
     """The checks' `Verdict.merge` (false > unknown > true); no checks at all, or no check for an
     `expected` invariant (by the check's ``name``), is unknown: a missing suite never leaves a
-    smaller "valid"."""
-    verdicts = [Verdict.of_success(c.get("success")) for c in checks]
+    smaller "valid". A `not_applicable_check` counts neither way (only the suites that apply judge the
+    run; none applying is unknown)."""
+    verdicts = [Verdict.of_success(c.get("success")) for c in checks if applies(c)]
     if missing_invariants(checks, expected):
         verdicts.append(Verdict.UNKNOWN.value)
     return Verdict.merge(verdicts)
@@ -488,9 +549,10 @@ def _raised(info) -> str | None:
 
 
 def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None = None, total_rows: int = 0,
-              run_name: str | None = None):
+              run_name: str | None = None, backend: str = DEFAULT_BACKEND):
     """All suites through GX; per run the list of checks. Returns (run -> checks, timings, result).
-    ``run_name``: GX's run name (default `gx_run_name`: the run id, or how many runs)."""
+    ``run_name``: GX's run name (default `gx_run_name`: the run id, or how many runs); ``backend``: where
+    the runs' artifacts come from (a suite that does not apply to it: `not_applicable_check`)."""
     timings = {}
     started = time.perf_counter()
     validator = GXValidator.get()
@@ -509,19 +571,20 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
         started = time.perf_counter()
         validator.build_docs(result, docs_dir)
         timings["gx_datadocs"] = round(time.perf_counter() - started, 3)
-    out = {run_id: [_check(s, run_id, rules.get(s.name), errors.get(s.name)) for s in validator.suites]
+    out = {run_id: [_check(s, run_id, rules.get(s.name), errors.get(s.name), backend) for s in validator.suites]
            for run_id in run_ids}
     return out, timings, result
 
 
 def judge(spark, tables: dict, run_ids: list[str], *, total_rows: int, docs_dir: Path | None = None,
-          crashed: dict[str, str] | None = None) -> tuple[dict[str, dict], dict, Any]:
+          crashed: dict[str, str] | None = None, backend: str = DEFAULT_BACKEND) -> tuple[dict[str, dict], dict, Any]:
     """The one judge of every path (a deep run, many runs, the swarm, shrink): one GX pass over
     ``tables`` (every row carries its ``run_id``). Returns (run id -> ``{"checks", "verdict"}``,
     with ``error`` when an expected invariant has no check; GX's timings; GX's result, for Data
-    Docs). ``crashed``: run id -> why it has no rows (its emulation raised): unknown, never judged."""
-    per_run, timings, result = (gx_checks(spark, tables, run_ids, docs_dir=docs_dir, total_rows=total_rows)
-                                if run_ids else ({}, {}, None))
+    Docs). ``crashed``: run id -> why it has no rows (its emulation raised): unknown, never judged.
+    ``backend``: where the runs' artifacts come from (`BACKENDS`); only the suites that apply to it count."""
+    per_run, timings, result = (gx_checks(spark, tables, run_ids, docs_dir=docs_dir, total_rows=total_rows,
+                                          backend=backend) if run_ids else ({}, {}, None))
     out = {run_id: judged(checks) for run_id, checks in per_run.items()}
     out.update({run_id: unknown_result(error) for run_id, error in (crashed or {}).items()})
     return out, timings, result

@@ -3,7 +3,11 @@
 In:  a seed, `FlinkRunSpec` fields as ``--set`` pairs (``tm_kills=3``, ``jm_kill=true``, ``resume=older``,
      ``state_backend=rocksdb``...), the S3 endpoint (``--endpoint-url``; default: the embedded server,
      started and stopped here) and bucket, the run id, the scratch folder (default ``.runs/flink/RUN_ID``).
-Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the run prefix); exit 0 valid,
+     ``--judge``: also judge the stored artifacts with the GX suites that apply to a real run
+     (`regionchaos.flink.judging`; starts a local Spark session once the cluster is stopped).
+Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the run prefix); with ``--judge``
+     its ``verdict`` is GX's over the applicable suites, ``gx`` holds each suite's verdict and the suites
+     "not applicable" apart (the first milestone's Python check stays in ``exactly_once``); exit 0 valid,
      1 invalid, 2 bad input (the field named, nothing run or written), 3 unknown (also: no Flink installed).
      Until issue 31's scenarios exist this is the real-Flink backend's entry point (not `regionchaos run`).
 """
@@ -34,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bucket", default="regionchaos")
     p.add_argument("--run-id", default=None)
     p.add_argument("--scratch", default=None, help="the cluster's files (default .runs/flink/RUN_ID)")
+    p.add_argument("--judge", action="store_true", help="judge the run with the GX suites that apply to it")
     return p
 
 
@@ -45,6 +50,22 @@ def spec_of(args: argparse.Namespace) -> FlinkRunSpec:
     except pydantic.ValidationError as exc:
         raise ScenarioError([(".".join(map(str, e["loc"])) or "spec", e["msg"]) for e in exc.errors()],
                             what="input") from exc
+
+
+def judged_summary(summary: dict, store: ObjectStore, run_id: str) -> dict:
+    """The run's summary with GX's judgement: its verdict over the applicable suites (stored again)."""
+    from regionchaos.flink.artifacts import as_json
+    from regionchaos.flink.judging import judge_stored
+    from regionchaos.spark import get_spark
+
+    judged = judge_stored(get_spark("regionchaos-flink-judge"), store, run_id, docs=True)
+    gx = {"verdict": judged["verdict"], "suites": judged["suites"], "not_applicable": judged["not_applicable"],
+          "storage": judged["storage"], "error": judged.get("error"),
+          "failed": {c["name"]: c.get("failed_rules") or c.get("error") for c in judged["checks"]
+                     if c["name"] in judged["suites"] and c.get("success") is not True}}
+    out = {**summary, "python_verdict": summary["verdict"], "verdict": judged["verdict"], "gx": gx}
+    store.put("flink/summary.json", as_json(out))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     run_id = args.run_id or f"flink-{spec.seed}-{uuid.uuid4().hex[:8]}"
     scratch = Path(args.scratch) if args.scratch else REPO_ROOT / ".runs" / "flink" / run_id
     with ensure_storage(StorageConfig(endpoint_url=args.endpoint_url, bucket=args.bucket)) as config:
-        summary = run_flink(spec, ObjectStore.for_run(config, run_id), scratch, dist)
+        store = ObjectStore.for_run(config, run_id)
+        summary = run_flink(spec, store, scratch, dist)
+        if args.judge:
+            summary = judged_summary(summary, store, run_id)
     print(json.dumps({"run_id": run_id, **summary}, indent=1, sort_keys=True))
     return exit_code(summary)
 

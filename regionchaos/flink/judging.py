@@ -1,0 +1,64 @@
+"""A real-Flink run judged by the GX suites that apply to it, through the one judge (`regionchaos.validate.judge`).
+
+In:  a SparkSession and the run's `ObjectStore` (the artifacts `regionchaos.flink.artifacts.store_artifacts`
+     wrote; rows by `regionchaos.flink.tables.build_rows`).
+Out: `judge_stored(spark, store, run_id)` -> ``{"verdict", "checks", "suites", "not_applicable", "storage"}``:
+     every suite's check (backend ``flink``: the suites whose YAML ``applies_to`` names it judge, with the
+     rules listed there; the others are `validate.NOT_APPLICABLE`, counted neither way), the verdict merged over
+     the applicable ones (one that did not run is unknown, never valid), ``suites``: suite -> valid / invalid /
+     unknown, ``not_applicable``: the suites listed apart, ``storage``: named / lost / leaked file counts.
+     Written under the run prefix: ``flink/validation/results.json`` and, when asked, GX's Data Docs under
+     ``flink/datadocs/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from regionchaos import validate
+from regionchaos.flink import tables as flink_tables
+from regionchaos.flink.artifacts import PREFIX
+from regionchaos.run import Verdict
+from regionchaos.storage import ObjectStore
+from regionchaos.tables import frame_of, to_spark
+
+BACKEND = "flink"
+
+
+def spark_tables(spark, rows: dict[str, list[tuple]]) -> tuple[dict, int]:
+    """Every table as a Spark DataFrame with its declared schema; the number of rows in all."""
+    return ({name: to_spark(spark, name, frame_of(name, table)) for name, table in rows.items()},
+            sum(len(table) for table in rows.values()))
+
+
+def verdict_by_suite(checks: list[dict]) -> tuple[dict[str, str], list[str]]:
+    """(suite -> its verdict, for the suites that apply; the suites that do not)."""
+    judged = {c["name"]: Verdict.of_success(c.get("success")) for c in checks if validate.applies(c)}
+    return judged, [c["name"] for c in checks if not validate.applies(c)]
+
+
+def judge_stored(spark, store: ObjectStore, run_id: str, *, docs: bool = False) -> dict:
+    """Judge the stored real run (see the module docstring); writes its results under ``flink/``."""
+    rows = flink_tables.build_rows(store, run_id)
+    frames, total = spark_tables(spark, rows)
+    docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-flink-docs-")) if docs else None
+    try:
+        per_run, _timings, _result = validate.judge(spark, frames, [run_id], total_rows=total, docs_dir=docs_dir,
+                                                    backend=BACKEND)
+        judged = per_run[run_id]
+        suites, not_applicable = verdict_by_suite(judged["checks"])
+        out = {**judged, "suites": suites, "not_applicable": not_applicable,
+               "storage": flink_tables.storage_counts(flink_tables.dumps_of(store),
+                                                      flink_tables.read_json(store, PREFIX + "inventory.json"))}
+        items = [(PREFIX + "validation/results.json", json.dumps(out, indent=1, sort_keys=True, default=str).encode())]
+        if docs_dir is not None:
+            items += [(PREFIX + "datadocs/" + p.relative_to(docs_dir).as_posix(), p.read_bytes())
+                      for p in sorted(docs_dir.rglob("*")) if p.is_file()]
+        store.put_many(items)
+    finally:
+        if docs_dir is not None:
+            shutil.rmtree(docs_dir, ignore_errors=True)
+    return out
