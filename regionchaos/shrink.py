@@ -9,7 +9,7 @@ Out: `shrink(...) -> ShrinkResult`: the shrunk scenario (an explicit ``faults.sc
 How: the run's drawn faults are pinned (`regionchaos.schedule.pin`); then, round after
 round, every candidate reduction is emulated in memory (cheap: the swarm's in-memory store)
 and all of a round's candidates are judged together by one pass of the same GX suites
-(`regionchaos.validate.judge`). Candidates of a round: the schedule without each of its
+(`regionchaos.swarm.judge`, over `regionchaos.validate.judge`). Candidates of a round: the schedule without each of its
 chunks at every granularity (halves, quarters, ... single faults: delta debugging's
 complements, all at once since emulating is cheap and the judging pass is the fixed cost),
 fewer fault-phase checkpoints (up to the last fault), and a lower parallelism (faults on
@@ -112,9 +112,9 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
     {"run_id", "verdict", "failed", "failed_rules", "unknown", "error"?}."""
     import pyarrow.parquet as pq
 
-    from .swarm import read_local_tables
     from .runner import emulate_in_memory
-    from .validate import judge as judge_runs
+    from .swarm import judge as judge_tables
+    from .swarm import read_local_tables
 
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
     records = []
@@ -130,10 +130,7 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
         for name in tables_mod.SCHEMAS:
             os.makedirs(os.path.join(directory, "tables", name))
             pq.write_table(tables_mod.arrow_table(name, rows[name]), os.path.join(directory, "tables", name, "part.parquet"))
-        crashed = {r["run_id"]: r["error"] for r in records if "error" in r}
-        judged, _, _ = judge_runs(spark, read_local_tables(spark, directory),
-                                  [r["run_id"] for r in records if "error" not in r],
-                                  total_rows=sum(map(len, rows.values())), crashed=crashed)
+        judged, _ = judge_tables(spark, read_local_tables(spark, directory), records, sum(map(len, rows.values())))
     out = []
     for record in records:
         res = judged[record["run_id"]]

@@ -193,7 +193,7 @@ def run_cell(plan: StudyPlan, cell: dict) -> dict:
         scenario = load(BASE_SCENARIO, overrides=cell_overrides(cell, plan))
         run_id = runner.default_run_id(scenario, None)
         store = MemoryStore.for_run(None, run_id)
-        result, _ = runner.start(store, scenario, run_id=run_id, mutant=None, replay=out["replay"], threads=1)
+        result, _ = runner.emulate_in_memory(scenario, None, store=store, replay=out["replay"], rows=False)
         requests = store.stats.as_dict()["requests"]  # the run's own requests, before it is read back
         rows = tables_mod.build_rows(tables_mod.read_run(store, run_id))
         out.update(measure(rows, scenario.first_checkpoint_id), run_id=run_id, s3_requests=int(requests),

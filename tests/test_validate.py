@@ -281,6 +281,18 @@ def test_incomplete_history_is_unknown(spark, frames):
 
 
 @pytest.mark.spark
+def test_a_named_file_whose_presence_is_undecided_makes_storage_safety_unknown(spark, frames):
+    """An inventory row of kind ``unresolved`` (a real-Flink run's listing raced subsumption,
+    regionchaos.flink.tables) leaves storage safety unjudged: unknown, never valid."""
+    f = _copy(frames)
+    row = {"run_id": RUN_ID, "key": "checkpoints/chk-3/raced.sst", "area": "checkpoints", "checkpoint_id": 3,
+           "kind": "unresolved", "size_bytes": None}
+    f["inventory"] = pd.concat([f["inventory"], pd.DataFrame([row])], ignore_index=True)
+    check = _judge(spark, f, "storage_safety")
+    assert check["success"] is None and "undecided" in check["error"], check
+
+
+@pytest.mark.spark
 def test_no_readable_state_is_unknown(spark, frames):
     f = _copy(frames)
     f["state_values"] = f["state_values"].iloc[0:0]
