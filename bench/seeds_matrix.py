@@ -34,7 +34,7 @@ from rich.console import Console
 
 from regionchaos.findings import allowed_failures, meets_expectation
 from regionchaos.scenario import catalogue, load
-from regionchaos.seedmatrix import judge_seeds
+from regionchaos.seedmatrix import Cell, judge_cells
 
 
 def fast_seeds(name: str, seeds: list[int], overrides: dict, console, partitions: int | None,
@@ -195,9 +195,8 @@ def main() -> int:
             runs = fast_seeds(name, seeds, overrides, console, args.partitions, args.batch, mix=args.mix,
                               on_result=record)
         else:
-            runs = judge_seeds(name, seeds, console=console,
-                               overrides=overrides or None, batch=args.batch, on_result=record,
-                               keep_runs=not args.drop_runs)
+            runs = judge_cells([Cell(name, seed, overrides or None) for seed in seeds], console=console,
+                               batch=args.batch, on_result=record, keep_runs=not args.drop_runs)
         row, off = table_row(name, runs, time.perf_counter() - started, overrides or None)
         rows.append(row)
         bad += off

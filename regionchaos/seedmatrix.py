@@ -1,8 +1,8 @@
 """Many deep runs at once: seed matrices through the S3 layout (the swarm itself runs on the
 fast path, `regionchaos.swarm`).
 
-In:  a base scenario name, seeds, overrides (swarm: ``faults.swarm=true``, so each
-     seed also draws which fault kinds are on and how likely), an optional mutant.
+In:  cells: a scenario name, a seed and overrides each (swarm: ``faults.swarm=true``, so the
+     seed also draws which fault kinds are on and how likely); an optional mutant.
 Out: per seed the verdict and failed invariants, with replay lines for the
      failing ones. Every seed is emulated into its own run prefix (control plane
      in the driver, data plane in the driver's process: a Spark job per small run
@@ -12,37 +12,47 @@ Out: per seed the verdict and failed invariants, with replay lines for the
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import runner
 from .findings import outcome
 from .run import unknown_result
 from .scenario import load
 
 
-def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mutant: str | None = None,
-                storage=None, spark=None, console=None, batch: int = 25, on_result=None, keep_runs: bool = True) -> list[dict]:
-    """Emulate every seed, then judge them `batch` at a time; per seed a result dict (also
-    passed to ``on_result`` as soon as its batch is judged). ``keep_runs=False`` deletes each
-    run's objects once judged (long matrices of big runs on the embedded server)."""
+class Cell(NamedTuple):
+    """One run of a matrix: a catalogue scenario, a seed, its overrides (``faults.swarm`` and such)."""
+    scenario: str
+    seed: int
+    overrides: dict | None = None
+
+
+def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, spark=None, console=None,
+                batch: int = 25, on_result=None, keep_runs: bool = True) -> list[dict]:
+    """Emulate every cell (scenarios may differ), then judge them `batch` at a time, each batch in one
+    GX pass; per cell a result dict, in the cells' order within a batch, crashed cells last (also
+    passed to ``on_result`` as soon as its batch is judged). ``keep_runs=False`` deletes each run's
+    objects once judged (long matrices of big runs on the embedded server)."""
     from .storage import ObjectStore
     from .validate import validate_runs
 
     say = console.print if console is not None else (lambda *a, **k: None)
-    seeds = list(seeds)
+    cells = list(cells)
     out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:
             from .spark import get_spark
 
             spark = get_spark()
-        for start in range(0, len(seeds), batch):
-            chunk = seeds[start : start + batch]
+        for start in range(0, len(cells), batch):
             stores, meta, crashed = [], {}, {}
-            for seed in chunk:
-                scenario = load(scenario_name, overrides=overrides, seed=seed)
+            for cell in cells[start : start + batch]:
+                scenario = load(cell.scenario, overrides=cell.overrides, seed=cell.seed)
                 run_id = runner.default_run_id(scenario, mutant)
-                replay = runner.replay_line(scenario_name, seed, overrides, mutant)
+                replay = runner.replay_line(cell.scenario, cell.seed, cell.overrides, mutant)
                 store = ObjectStore.for_run(config, run_id)
-                meta[run_id] = {"seed": seed, "replay": replay, "expect": scenario.expect.verdict}
+                meta[run_id] = {"scenario": cell.scenario, "seed": cell.seed, "replay": replay,
+                                "expect": scenario.expect.verdict}
                 try:
                     result, _ = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
                 except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
@@ -61,5 +71,5 @@ def judge_seeds(scenario_name: str, seeds, *, overrides: dict | None = None, mut
             if not keep_runs:
                 for store in stores:
                     store.delete_many(store.list_keys(""))
-            say(f"  judged {len(out)}/{len(seeds)} seeds of {scenario_name}")
+            say(f"  judged {len(out)}/{len(cells)} runs of {', '.join(sorted({c.scenario for c in cells}))}")
     return out
