@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark"]
+pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool"]
 
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m")  # the docstring
 

@@ -11,11 +11,12 @@ Out: `copy_run(base, run_id) -> ObjectStore` (every object of the base run under
      gets every history event in order and returns the events to keep), `edit_metadata(store, N,
      fn)` (the ``_metadata`` object of retained checkpoint N), read-only look-ups to pick what to
      edit (`history_metadata`, `ref_depths`, `retained_ids`, `state_keys`, `commit_keys`),
-     `failed_rules(result, suite)` and `judge(spark, stores)`: one `validate_runs` pass over all stores.
+     and `failed_rules(result, suite)`.
 
-Use: a module fixture emulates the base runs once, builds one copy per case, tampers it and
-judges all copies plus the untampered bases in ONE validation pass; a parametrised test per rule
-then reads its case's result (see tests/test_tamper.py).
+Use: a module's builder emulates the base runs once, builds one copy per case and tampers it; the
+session's pooled pass (tests/judge_pool.py) judges all copies plus the untampered bases in ONE
+validation pass with the other modules' runs; a parametrised test per rule then reads its case's
+result (see tests/test_tamper.py).
 """
 
 from __future__ import annotations
@@ -124,10 +125,3 @@ def commit_keys(store: ObjectStore) -> list[str]:
 def failed_rules(result: dict, suite: str) -> list[str]:
     check = next(c for c in result["checks"] if c["name"] == suite)
     return list(check.get("failed_rules") or ())
-
-
-def judge(spark, stores: list[ObjectStore]) -> dict[str, dict]:
-    """All stores in one pass of the GX suites: run id -> {"checks", "verdict"}."""
-    from regionchaos.validate import validate_runs
-
-    return validate_runs(spark, stores)

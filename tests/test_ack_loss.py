@@ -27,6 +27,7 @@ from regionchaos.schedule import protocol_stats_of
 from regionchaos.storage import ObjectStore
 from tests import memrun
 from tests import tamper_helpers as H
+from tests.judge_pool import pooled
 
 NAME = "ack-loss"
 GLOBAL_ONLY = {"execution.checkpointing.region.enabled": False}
@@ -152,14 +153,22 @@ def make_the_lost_acks_arrive_in_time(store):
     H.edit_history(store, fn)
 
 
-@pytest.fixture(scope="module")
-def judged(s3_server, spark) -> dict[str, dict]:
+def _build(config, spark) -> list[ObjectStore]:
+    """The base run and its copy whose lost acknowledgements arrive in time."""
     scenario = load(NAME, seed=1)
-    base = ObjectStore.for_run(s3_server.config, BASE)
+    base = ObjectStore.for_run(config, BASE)
     runner.start(base, scenario, run_id=BASE, mutant=None, replay="ack-loss base", spark=spark)
     edited = H.copy_run(base, f"{BASE}-in-time")
     make_the_lost_acks_arrive_in_time(edited)
-    return H.judge(spark, [base, edited])
+    return [base, edited]
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def judged(judge_pool) -> dict[str, dict]:
+    return judge_pool.results(__name__)
 
 
 @pytest.mark.spark

@@ -24,6 +24,7 @@ from regionchaos import findings, runner
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from tests import tamper_helpers as H
+from tests.judge_pool import pooled
 
 pytestmark = pytest.mark.spark
 
@@ -143,15 +144,23 @@ CASES = {
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5"}
 
 
-@pytest.fixture(scope="module")
-def judged(s3_server, spark) -> dict[str, dict]:
-    bases = {name: _emulate(s3_server.config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO)}
+def _build(config, spark) -> list[ObjectStore]:
+    """The four findings' runs and one edited copy per case."""
+    bases = {name: _emulate(config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO)}
     stores = list(bases.values())
     for case, (scenario, edit, _) in CASES.items():
         copy = H.copy_run(bases[scenario], f"{_base_id(scenario)}-{case}")
         edit(copy)
         stores.append(copy)
-    return H.judge(spark, stores)
+    return stores
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def judged(judge_pool) -> dict[str, dict]:
+    return judge_pool.results(__name__)
 
 
 def test_f10_and_f11_have_no_wholesale_allowance():

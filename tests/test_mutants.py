@@ -23,6 +23,7 @@ from regionchaos import runner
 from regionchaos.run import ExitCode, exit_code
 from regionchaos.scenario import MUTANTS, load
 from regionchaos.storage import ObjectStore
+from tests.judge_pool import pooled
 
 pytestmark = pytest.mark.spark
 
@@ -85,22 +86,27 @@ def _emulate(config, scenario_name: str, seed: int | None, mutant: str | None, o
     return store
 
 
-@pytest.fixture(scope="module")
-def judged(s3_server, spark) -> dict[str, dict]:
-    """Emulate every mutant run and every baseline, then judge all of them in one GX pass."""
-    from regionchaos.validate import validate_runs
-
+def _build(config, spark) -> list[ObjectStore]:
+    """Every mutant run and every baseline (judged in the session's pooled pass, tests/judge_pool.py)."""
     stores = []
     baselines = set()
     for mutant, (scenario, seed, overrides, _) in CASES.items():
-        stores.append(_emulate(s3_server.config, scenario, seed, mutant, overrides))
+        stores.append(_emulate(config, scenario, seed, mutant, overrides))
         key = (scenario, seed, tuple(sorted(overrides.items())))
         if key not in baselines:
             baselines.add(key)
-            stores.append(_emulate(s3_server.config, scenario, seed, None, overrides))
+            stores.append(_emulate(config, scenario, seed, None, overrides))
     for scenario in FINDINGS:
-        stores.append(_emulate(s3_server.config, scenario, None, None, {}))
-    return validate_runs(spark, stores)
+        stores.append(_emulate(config, scenario, None, None, {}))
+    return stores
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def judged(judge_pool) -> dict[str, dict]:
+    return judge_pool.results(__name__)
 
 
 def _failed(result: dict) -> set[str]:

@@ -9,7 +9,7 @@ In:  two valid base runs emulated once into the embedded S3 server (`BASES`): th
 Out: both untampered bases pass every rule; each case's target rule is among the failed rules of
      its suite (other rules may fail too). Every rule of every suite has a case (44 rules, see
      `CASES`; `test_every_rule_has_a_tamper_case`), and expectations/README.md lists each rule's
-     case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites.
+     case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites (the session's pooled pass, tests/judge_pool.py).
      `TAMPERED` lists the rules covered here.
 """
 
@@ -24,6 +24,7 @@ import pytest
 from regionchaos import runner
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
+from tests.judge_pool import pooled
 from tests import tamper_helpers as H
 
 pytestmark = pytest.mark.spark
@@ -596,12 +597,12 @@ def _case_id(rule: str) -> str:
     return f"{CASES[rule][1]}-{rule.replace('_', '-')}"
 
 
-@pytest.fixture(scope="module")
-def judged(s3_server, spark) -> dict[str, dict]:
+def _build(config, spark) -> list[ObjectStore]:
+    """The bases and one tampered copy per case (judged in the session's pooled pass)."""
     bases = {}
     for run_id, (name, seed) in BASES.items():
         scenario = load(name, seed=seed)
-        store = ObjectStore.for_run(s3_server.config, run_id)
+        store = ObjectStore.for_run(config, run_id)
         runner.start(store, scenario, run_id=run_id, mutant=None, replay="tamper base")
         bases[run_id] = store
     stores = list(bases.values())
@@ -613,7 +614,15 @@ def judged(s3_server, spark) -> dict[str, dict]:
         copy = H.copy_run(bases[base], f"{base}-{case}")
         edit(copy)
         stores.append(copy)
-    return H.judge(spark, stores)
+    return stores
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def judged(judge_pool) -> dict[str, dict]:
+    return judge_pool.results(__name__)
 
 
 def test_every_rule_has_a_tamper_case():

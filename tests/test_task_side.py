@@ -26,6 +26,7 @@ from regionchaos.storage import ObjectStore
 from tests import memrun
 from tests import model_helpers as M
 from tests import tamper_helpers as H
+from tests.judge_pool import pooled
 
 T, R = 600_000, 150_000  # checkpoint timeout, region timeout (ms)
 LATE_TASK = ("proc", 1)  # region 1 of the forward job of model_helpers
@@ -199,17 +200,25 @@ CASES = {"late-healthy": make_a_healthy_ack_late, "failed-in-time": make_the_fai
          "no-record": drop_a_task_record, "decision-misnames": misname_the_failed_region_of_a_decision}
 
 
-@pytest.fixture(scope="module")
-def judged(s3_server, spark) -> dict[str, dict]:
+def _build(config, spark) -> list[ObjectStore]:
+    """The base run and one edited copy per case."""
     scenario = load("regional-basic", seed=1, overrides=REGION_TIMEOUT)
-    base = ObjectStore.for_run(s3_server.config, BASE)
+    base = ObjectStore.for_run(config, BASE)
     runner.start(base, scenario, run_id=BASE, mutant=None, replay="task-side base")
     stores = [base]
     for name, edit in CASES.items():
         copy = H.copy_run(base, f"{BASE}-{name}")
         edit(copy)
         stores.append(copy)
-    return H.judge(spark, stores)
+    return stores
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def judged(judge_pool) -> dict[str, dict]:
+    return judge_pool.results(__name__)
 
 
 @pytest.mark.spark
