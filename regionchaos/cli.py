@@ -259,10 +259,25 @@ def check_run(args) -> dict:
     if args.run_id is not None:
         check_run_id(args.run_id, "--run-id")
     scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    if scenario.backend == "flink":
+        check_real_flink(mutant)
     run_id = args.run_id or runner.default_run_id(scenario, mutant)
     if scenario.compare_regional_off:  # the B side's prefix is RUN_ID-regional-off
         check_run_id(run_id + "-regional-off", "--run-id")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "run_id": run_id}
+
+
+def check_real_flink(mutant: str | None) -> None:
+    """A ``backend: flink`` run: no mutant (mutants break the emulated protocol), and a Flink distribution
+    (FLINK_HOME, else the pinned install) with Java to run it; else exit 2 before anything is written."""
+    from .flink.dist import FlinkNotInstalled, find_dist
+
+    if mutant:
+        raise _bad("--mutant", f"{mutant!r} breaks the emulated protocol; a backend flink run has no mutants")
+    try:
+        find_dist()
+    except FlinkNotInstalled as exc:
+        raise _bad("backend", f"flink needs a Flink distribution: {exc}") from None
 
 
 def check_pin(args) -> dict:

@@ -49,7 +49,8 @@ import yaml
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
-from .run import Verdict, unknown_result
+from .run import NOT_APPLICABLE, Verdict, unknown_result  # NOT_APPLICABLE: a check's state, its suite not applying
+from .scenario import BACKENDS as SCENARIO_BACKENDS
 from .scenario import INVARIANTS
 
 # The registry: the twelve invariants of PROTOCOL.md section 9, in order, each judged by the suite of
@@ -67,10 +68,9 @@ SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (benc
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
 # Where a run's artifacts come from; a suite's ``applies_to`` (suite YAML) maps each backend it applies to onto
 # ``all`` or the list of its rules that apply there; a suite without the key applies to the emulation only.
-BACKENDS = ("emulation", "flink")
+BACKENDS = SCENARIO_BACKENDS  # regionchaos.scenario.BACKENDS: a scenario's `backend`
 DEFAULT_BACKEND = "emulation"
 ALL_RULES = "all"
-NOT_APPLICABLE = "not_applicable"  # a check's ``state`` when its suite does not apply to the run's backend
 
 
 def expectations_dir() -> Path:
@@ -306,7 +306,8 @@ def not_applicable_check(suite: Suite, backend: str) -> dict:
     (``state`` `NOT_APPLICABLE`); `merge_verdict` leaves it out."""
     return {"name": suite.name, "suite": suite.name, "invariant": suite.invariant, "title": suite.title,
             "success": None, "state": NOT_APPLICABLE, "unexpected_count": None, "examples": [], "rules": {},
-            "reason": f"does not apply to a {backend} run (its suite's applies_to)"}
+            "reason": f"not applicable to this distribution: a {backend} run is not judged by this suite "
+                      "(its applies_to)"}
 
 
 def applies(check: dict) -> bool:

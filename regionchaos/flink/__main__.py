@@ -23,7 +23,8 @@ from pathlib import Path
 import pydantic
 
 from regionchaos.flink.dist import REPO_ROOT, FlinkNotInstalled, find_dist
-from regionchaos.flink.run import FlinkRunSpec, run_flink
+from regionchaos.flink.run import run_flink
+from regionchaos.flink.spec import FlinkRunSpec
 from regionchaos.run import ExitCode, exit_code, parse_set
 from regionchaos.scenario import ScenarioError
 from regionchaos.storage import ObjectStore, StorageConfig, ensure_storage
