@@ -25,7 +25,7 @@ from rich.markup import escape
 from . import runner
 from .run import ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
-from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load
+from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
 
 EPILOG = "exit codes: " + ", ".join(f"{code.value} {code.meaning}" for code in ExitCode)
 DESCRIPTION = """\
@@ -283,7 +283,7 @@ def check_real_flink(mutant: str | None) -> None:
 def check_pin(args) -> dict:
     overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario = require_emulation(load(args.scenario, overrides=overrides, seed=args.seed), "pin")
     out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-pinned.yaml")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
 
@@ -297,7 +297,7 @@ def check_shrink(args) -> dict:
         raise _bad("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")
     if args.max_rounds < 1:
         raise _bad("--max-rounds", f"must be at least 1, got {args.max_rounds}")
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario = require_emulation(load(args.scenario, overrides=overrides, seed=args.seed), "shrink")
     out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-shrunk.yaml")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
 
@@ -316,7 +316,9 @@ def check_swarm(args) -> dict:
     mutant = check_mutant(args.mutant)
     from .swarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
 
-    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)  # as fast_swarm loads it: fail fast on a bad name
+    # as fast_swarm loads it: fail fast on a bad name, or a real-Flink scenario (nothing to emulate)
+    require_emulation(load(args.scenario), "swarm")  # before the swarm's overrides, which it would refuse
+    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)
     sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
     problem = run_id_problem(sid)  # the swarm's prefix is made from the file's name
     if problem is not None:
@@ -561,7 +563,8 @@ def _dispatch(args, console: Console) -> int:
         for name, path in catalogue().items():
             sc = load(str(path))
             tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
-            console.print(f"[bold]{escape(name)}[/bold]{tag}\n    {escape(sc.description.strip())}", highlight=False)
+            console.print(f"[bold]{escape(name)}[/bold] [dim]({escape(sc.backend)})[/dim]{tag}\n"
+                          f"    {escape(sc.description.strip())}", highlight=False)
         return 0
     if args.command == "mutants":
         for name, what in MUTANTS.items():

@@ -39,7 +39,7 @@ from .nemesis import Nemesis
 from .run import Verdict, set_args, unknown_result
 from .run.summary import build_summary
 from .runid import check_run_id
-from .scenario import MUTANTS, Scenario, check_mutant
+from .scenario import MUTANTS, Scenario, check_mutant, require_emulation
 
 # Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
 # GX's validation results (its run time; validate.py's seconds per phase) and Data Docs. Everything
@@ -155,6 +155,7 @@ def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str =
     from . import tables as tables_mod
     from .storage.memory import MemoryStore
 
+    require_emulation(scenario, "an in-memory emulation (swarm, shrink, study, pin)")
     run_id = default_run_id(scenario, mutant)
     store = store if store is not None else MemoryStore.for_run(None, run_id)
     result, _ = start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, threads=1,

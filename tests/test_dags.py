@@ -152,21 +152,21 @@ def _scenario_value(param, scenario):
 
 
 def test_an_empty_field_s_description_shows_each_scenario_s_value(dagbag):
-    """"Empty: the scenario's value" says which: read back from the text, every catalogue scenario
-    gets the value its YAML gives."""
+    """"Empty: the scenario's value" says which: read back from the text, every emulated catalogue
+    scenario gets the value its YAML gives (a real-Flink one takes none of these fields)."""
     import re
 
     from regionchaos.scenario import load
 
     params = dagbag.dags["regionchaos_manual"].params
-    scenarios = {name: load(name) for name in catalogue()}
+    scenarios = {name: load(name) for name in catalogue("emulation")}
     optional = [name for name in params if params[name] is None]
     assert set(optional) == set(form.OVERRIDE_KEYS) | {"seed", "rescale"}
     for param in optional:
         text = params.get_param(param).description.split("Empty: the scenario's value")[1]
         shown = {}
         if text.startswith(", "):  # one value everywhere
-            value = re.match(r", (\S+) in every catalogue scenario\.$", text)[1]
+            value = re.match(r", (\S+) in every emulated scenario\.$", text)[1]
             shown = dict.fromkeys(scenarios, value)
         else:
             for part in text.lstrip(": ").rstrip(".").split("; "):
@@ -224,7 +224,9 @@ def test_a_typed_unknown_scenario_is_sent_and_refused_never_another_scenario(dag
     """The scenario field is text with suggestions (no closed list that answers "No options" and
     keeps the previous choice): what was typed reaches the checks, which refuse it."""
     schema = dagbag.dags[dag_id].params.get_param("scenario").schema
-    assert "enum" not in schema and schema["examples"] == sorted(catalogue())
+    # the swarm emulates: it offers the emulated scenarios only; the manual form every one
+    assert "enum" not in schema and schema["examples"] == sorted(catalogue(
+        "emulation" if dag_id == "regionchaos_swarm" else None))
     (error,) = form.TRIGGER_CHECKS[dag_id]({"scenario": "smok"})
     assert error.param == "scenario" and error.reason.startswith("unknown scenario 'smok'; known: "), error
     assert form.TRIGGER_CHECKS[dag_id]({"scenario": None})[0].param == "scenario"
@@ -422,8 +424,9 @@ def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
         assert dag.get_task(task_id).get_closest_mapped_task_group() is group
     assert dag.get_task("summarize").trigger_rule == "all_done"
-    # every catalogue scenario but `large` by default; `large` can be asked for
-    assert dag.params["scenarios"] == sorted(set(catalogue()) - {"large"})
+    # every emulated catalogue scenario but `large` by default, and one real-Flink scenario; the others
+    # (`large`, the other real-Flink ones) can be asked for
+    assert dag.params["scenarios"] == sorted(set(catalogue("emulation")) - {"large"} | {"real-flink-tm-kills"})
     assert dag.params.get_param("scenarios").schema["items"]["enum"] == sorted(catalogue())
     params = copy.deepcopy(dag.params)
     params.update({"scenarios": ["large", "smoke"], "swarm_seeds": 500})
