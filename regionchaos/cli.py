@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
-from .run import ExitCode, exit_code, parse_set
+from .run import NOT_APPLICABLE, ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
 
@@ -387,9 +387,14 @@ def print_summary(summary: dict, console: Console, *, embedded: bool = False) ->
     colour = {"valid": "green", "invalid": "red"}.get(summary["verdict"], "yellow")
     console.print(f"verdict: [bold {colour}]{escape(str(summary['verdict']))}[/bold {colour}]  "
                   f"({escape(str(summary['run_id']))})")
+    apart = [c["name"] for c in summary.get("checks", []) if c.get("state") == NOT_APPLICABLE]
     for check in summary.get("checks", []):
+        if check.get("state") == NOT_APPLICABLE:
+            continue  # listed apart below: neither passed nor failed
         mark = {True: "[green]ok[/green]", False: "[red]FAILED[/red]"}.get(check.get("success"), "[yellow]unknown[/yellow]")
         console.print(f"  {mark:<24} {escape(str(check['name']))}  unexpected={check.get('unexpected_count')}")
+    if apart:
+        console.print(f"  not applicable to this distribution: {escape(', '.join(apart))}", highlight=False)
     if summary.get("error"):
         console.print(f"[yellow]error (verdict unknown):[/yellow] {escape(str(summary['error']))}")
     failed_rules = {f"{c['name']}.{r}" for c in summary.get("checks", []) if c.get("success") is False

@@ -25,7 +25,9 @@ Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json`
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -242,3 +244,24 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
     store.put("flink/checks/exactly_once.json", as_json(check))
     store.put("flink/summary.json", as_json(summary))
     return summary
+
+
+def run_in_scratch(spec: FlinkRunSpec, store: ObjectStore, dist: FlinkDist | None = None) -> dict:
+    """`run_flink` in a fresh temporary folder (``$TMPDIR/regionchaos-flink-*``), removed when it returns or
+    raises: what is judged is under the run's prefix by then (`regionchaos.runner.start`'s real runs)."""
+    scratch = Path(tempfile.mkdtemp(prefix="regionchaos-flink-"))
+    try:
+        return run_flink(spec, store, scratch, dist)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_stats(summary: dict) -> dict:
+    """What a real run counted, for its ``summary.json`` ``stats`` (the drawn faults go to ``drawn``)."""
+    events = [e["event"] for e in summary["events"]]
+    return {"backend": "flink", "flink_version": summary["flink_version"], "final_state": summary["final_state"],
+            "jobs": len(summary["jobs"]), "taskmanager_kills": events.count("tm_kill"),
+            "jobmanager_kills": events.count("jm_kill"), "restored_from": summary["restored_from"],
+            "checkpoints_copied": summary["checkpoints_copied"], "metadata_dumped": summary["metadata_dumped"],
+            "records": summary["source"]["records"], "unknown_because": summary["unknown_because"],
+            "processes_started": summary["pids_started"], "wall_seconds_flink": summary["wall_seconds"]}
