@@ -545,6 +545,69 @@ def test_a_result_row_names_the_failed_rules_the_nightly_judges_by():
     assert judge_nightly(plan, [{**row, "unknown": []}]) == []
 
 
+
+# -- real Flink (backend flink) --------------------------------------------------------------------
+
+def test_a_skipped_real_flink_run_is_no_problem_of_the_nightly_but_said_in_its_note():
+    from regionchaos_airflow.operators import nightly_note
+    from regionchaos_airflow.runs import skipped_runs
+
+    why = "scenario real-flink-tm-kills runs on real Flink, and this machine has no Flink distribution: ..."
+    plan = [{"scenario_name": "smoke", "run_id": "a", "expect": "valid"},
+            {"scenario_name": "real-flink-tm-kills", "run_id": "b", "expect": "valid", "skip": why}]
+    rows = [{"run_id": "a", "verdict": "valid", "failed": []}]
+    assert judge_nightly(plan, rows) == [] and skipped_runs(plan) == [f"real-flink-tm-kills: {why}"]
+    note = nightly_note(plan, rows, None, [], base_url="http://h")
+    assert "**nightly: 1 scenario(s) as expected**" in note and f"- real-flink-tm-kills: {why}" in note
+    # not skipped on purpose, and no row: its task failed, a problem
+    unplanned = [plan[0], {k: v for k, v in plan[1].items() if k != "skip"}]
+    assert [p.split(":")[0] for p in judge_nightly(unplanned, rows)] == ["real-flink-tm-kills"]
+    # judged: the real run's row is held to its scenario (valid expected)
+    assert judge_nightly(unplanned, rows + [{"run_id": "b", "verdict": "valid", "failed": []}]) == []
+
+
+def test_without_a_distribution_a_real_scenario_is_refused_by_the_manual_form_and_planned_skipped(monkeypatch,
+                                                                                                  tmp_path):
+    from regionchaos.scenario import load
+
+    monkeypatch.setenv("FLINK_HOME", str(tmp_path / "no-flink"))
+    reason = form.real_flink_refusal(load("real-flink-tm-kills"))
+    assert "no Flink distribution" in reason and "scripts/setup.sh --flink" in reason and "FLINK_HOME" in reason
+    assert form.real_flink_refusal(load("smoke")) is None
+    (error,) = form.check_manual_conf({"scenario": "real-flink-tm-kills"})
+    assert error.param == "scenario" and "scripts/setup.sh --flink" in error.reason
+
+
+@pytest.mark.parametrize("conf, param, says", [
+    ({"scenario": "real-flink-tm-kills", "parallelism": 4}, "parallelism", "only the emulation reads it"),
+    ({"scenario": "real-flink-tm-kills", "decline": 0.1}, "decline", "only the emulation reads it"),
+    ({"scenario": "real-flink-tm-kills", "mutant": "failed-region-commits"}, "mutant", "a real run has none"),
+])
+def test_the_manual_form_refuses_the_emulation_s_knobs_for_a_real_scenario(conf, param, says, monkeypatch):
+    monkeypatch.setattr(form, "real_flink_refusal", lambda scenario: None)  # as with a distribution installed
+    errors = form.check_manual_conf(conf)
+    assert [e.param for e in errors] == [param] and says in errors[0].reason, errors
+    assert form.check_manual_conf({"scenario": "real-flink-tm-kills", "seed": 4}) == []
+
+
+def test_the_swarm_form_refuses_a_real_scenario():
+    (error,) = form.check_swarm_conf({"scenario": "real-flink-tm-kills"})
+    assert error.param == "scenario" and "this DAG only emulates the protocol" in error.reason, error
+
+
+def test_a_real_negative_control_shown_invalid_stays_green_and_says_so():
+    from regionchaos.scenario import load
+    from regionchaos_airflow.operators import run_outcome
+
+    control = load("real-flink-resume-older")
+    shown = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"]})},
+                        control)
+    assert shown.ok and shown.headline == "invalid as expected: a negative control; failed invariants: exactly_once_output"
+    more = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"],
+                                                                 "storage_safety": ["retained_objects_exist"]})},
+                       control)
+    assert not more.ok and "a negative control" in more.headline
+
 # -- swarm -------------------------------------------------------------------------------
 
 def test_swarm_graph_maps_over_seed_batches(dagbag):

@@ -373,6 +373,9 @@ def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None
 
     if name == "scenario" and isinstance(value, str) and value not in catalogue():
         return f"unknown scenario {value!r}; known: {', '.join(scenario_names())}"  # never another scenario
+    if name == "scenario" and isinstance(value, str) and value not in schema.get("examples", [value]):
+        return (f"{value!r} runs on real Flink (backend flink), and this DAG only emulates the protocol; "
+                f"known: {', '.join(schema['examples'])}")  # the swarm's form offers the emulated ones
     if name == "rescale" and isinstance(value, str):
         try:  # the plan's own reasons (which pair, why) rather than the pattern
             parse_rescale(value)
