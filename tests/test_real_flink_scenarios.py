@@ -174,8 +174,9 @@ def test_the_report_and_the_console_say_the_suites_not_applying_apart_never_as_p
     summary = _real_summary()
     page = build_report(summary)  # a real run: no emulation tables read
     rows = [row for row in page.split("<tr") if "inv-" in row]
-    assert sum("not applicable to this distribution" in row for row in rows) == 10
+    assert sum("<td class='na'>not applicable to this distribution</td>" in row for row in rows) == 10
     assert sum(">holds<" in row for row in rows) == 2 and "Real Flink cluster" in page
+    assert "UNKNOWN" not in page and "not evaluable" not in page
     assert all(">holds<" not in row for row in rows if "not applicable" in row)
     from rich.console import Console
 
