@@ -19,8 +19,9 @@ unknown) suite files that do not cover the registry: a suite missing, ``rules: [
 whose SQL file is missing.
 
 GX is built once per process (`GXValidator.get`): an ephemeral context, one suite and one
-validation definition per invariant, all on a Spark dataframe asset whose batch is the
-``run`` table (one row per run judged); rules read the other tables as ``rc_<table>``
+validation definition per invariant (and, the first time another backend is judged, one per suite
+that applies to it, with only its rules there: `GXValidator.checkpoint_for`), all on a Spark
+dataframe asset whose batch is the ``run`` table (one row per run judged); rules read the other tables as ``rc_<table>``
 temp views, so one validation judges one run or thousands. Each suite costs one Spark job
 (see ``expectations/custom.py``). Temp views are per Spark session: do not validate two
 table sets concurrently in one session.

@@ -11,8 +11,9 @@ Out: without Flink: the section's fields reach the run (``--set real_flink.FIELD
      backend flink holds the applicable suites with the rules that judge it only; the report and the console
      say the other suites apart, never as passed.
      With Flink: `regionchaos run --scenario real-flink-tm-kills --seed 1` exits 0 with summary, report and
-     Data Docs stored and no process left; real-flink-resume-older is invalid through exactly_once_output
-     only; the short CI run (one TaskManager kill) with its wall time reported, not asserted.
+     Data Docs stored and no process left; Ctrl-C mid-run stops every process and removes the scratch folder;
+     real-flink-resume-older is invalid through exactly_once_output only; the short CI run (one TaskManager
+     kill) with its wall time reported, not asserted.
 """
 
 from __future__ import annotations
@@ -273,3 +274,28 @@ def test_ci_one_taskmanager_kill_judged_on_free_ports(s3_server, spark, tmp_path
           f"phases {summary['stats'].get('wall_seconds')}")
     assert summary["verdict"] == "valid", summary["checks"]
     assert summary["stats"]["taskmanager_kills"] == 1 and summary["stats"]["final_state"] == "FINISHED"
+
+
+@pytest.mark.flink
+@needs_flink
+def test_ctrl_c_during_a_real_run_stops_every_process_and_removes_the_scratch_folder(tmp_path):
+    import signal
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = subprocess.Popen([sys.executable, "-m", "regionchaos.cli", "run", "--scenario", "real-flink-tm-kills",
+                            "--local-dir", str(tmp_path / "runs")], cwd=ROOT, env={**os.environ, "TMPDIR": str(scratch)},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(scratch.glob("regionchaos-flink-*/checkpoints/*/chk-*")) and time.monotonic() < deadline:
+            time.sleep(0.5)  # the job runs and checkpoints: mid-run, as a person pressing Ctrl-C
+        started = _processes_naming(str(scratch))
+        assert len(started) >= 3, "the cluster (a JobManager, 2 TaskManagers) is not running"
+        run.send_signal(signal.SIGINT)  # what Ctrl-C sends the command (the JVMs run in their own sessions)
+        run.wait(timeout=120)
+    finally:
+        run.kill()
+    assert run.returncode != 0
+    assert [pid for pid in started if _alive(pid)] == [] and _processes_naming(str(scratch)) == []
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("regionchaos-flink-")] == []
