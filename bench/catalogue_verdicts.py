@@ -1,6 +1,7 @@
 """Every catalogue scenario through the CLI, as a user runs it: `regionchaos run --scenario NAME --json`.
 
-In:  the catalogue (`regionchaos scenarios`), each at its own seed (or `--seed`), the embedded S3.
+In:  the emulated catalogue (`regionchaos scenarios`; a real-Flink one, backend flink, only when named in
+     --scenarios), each at its own seed (or `--seed`), the embedded S3.
 Out: one row per scenario: the scenario's expectation (verdict, invariant, and the invariants
      its declared findings may fail under its settings), the exit code, the verdict and failed
      invariants the run printed, wall seconds; `--out-md` / `--out-json` write them
@@ -104,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.summarize:
         rows = [judge(r) for r in json.loads(args.summarize.read_text())]
         return _emit(rows, args)
-    names = args.scenarios or sorted(catalogue())
+    # the emulated catalogue by default; a real-Flink scenario (backend flink, minutes and a cluster each) only
+    # when named
+    names = args.scenarios or sorted(catalogue("emulation"))
     unknown = sorted(set(names) - set(catalogue()))
     if unknown:
         ap.error(f"--scenarios: not in the catalogue: {', '.join(unknown)}")

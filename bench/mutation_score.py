@@ -116,7 +116,9 @@ def _preload() -> None:
 
 
 def _budget_runs(seeds: int) -> list[tuple[str, int]]:
-    names = sorted(p.stem for p in (PACKAGE / "catalogue").glob("*.yaml") if p.stem not in SKIP_SCENARIOS)
+    from regionchaos.scenario import catalogue
+
+    names = sorted(n for n in catalogue("emulation") if n not in SKIP_SCENARIOS)  # the swarm emulates
     return [(name, seed) for name in names for seed in range(1, seeds + 1)]
 
 

@@ -17,9 +17,10 @@ own fault settings (no per-seed fault mix); the rows are the deep run's rows
 Writes a markdown table (one row per scenario) on stdout, progress on stderr, and with
 ``--jsonl`` one line per judged seed as soon as it is judged (a long matrix that is
 stopped keeps what it did; ``--summarize`` prints the table of such files). Exit 1 if any
-scenario is off its expectation. The default list is the catalogue without `large`
-(1,024 regions: minutes per seed); run it on its own with ``--batch 1`` (one run's tables
-in Spark at a time) and ``--drop-runs`` (the embedded server keeps objects in memory).
+scenario is off its expectation. The default list is the emulated catalogue without `large`
+(1,024 regions: minutes per seed; real-Flink scenarios, backend flink, are refused: the matrix
+emulates); run it on its own with ``--batch 1`` (one run's tables in Spark at a time) and
+``--drop-runs`` (the embedded server keeps objects in memory).
 """
 
 from __future__ import annotations
@@ -165,7 +166,10 @@ def main() -> int:
     args = p.parse_args()
     if args.summarize:
         return summarize(args.summarize)
-    names = args.scenarios.split(",") if args.scenarios else [n for n in catalogue() if n != "large"]
+    names = args.scenarios.split(",") if args.scenarios else [n for n in catalogue("emulation") if n != "large"]
+    real = sorted(set(names) & set(catalogue("flink")))
+    if real:  # the matrix emulates; a real-Flink run draws its own faults on a cluster (regionchaos run)
+        p.error(f"--scenarios: {', '.join(real)} run on real Flink (backend flink); the seeds matrix only emulates")
     if args.skip_findings:
         names = [n for n in names if load(n).expect.verdict != "invalid"]
     if args.mix and not args.fast:

@@ -24,24 +24,31 @@ from regionchaos_airflow.params import scenario_names
 FIRST_RUN_GRACE = timedelta(minutes=10)
 NIGHTLY = CronTriggerTimetable("0 2 * * *", timezone="UTC", run_immediately=FIRST_RUN_GRACE)
 HEAVY_SCENARIOS = ("large",)  # opt in through the `scenarios` param: ~5 min and ~3 GB alone on 2 cores
+# the real-Flink scenario of every night (a loopback cluster, ~1.3 GB, a few minutes); the others opt in.
+# Without a Flink distribution its run is skipped, with the reason (never a green valid)
+NIGHTLY_REAL_FLINK = ("real-flink-tm-kills",)
 DEFAULT_SWARM_SEEDS = 100  # ~1 min on the fast path; opt in to more through `swarm_seeds`
 
 
 def nightly_scenarios() -> list[str]:
-    """The default matrix: every catalogue scenario but the heavy ones."""
-    return [name for name in scenario_names() if name not in HEAVY_SCENARIOS]
+    """The default matrix: every emulated catalogue scenario but the heavy ones, and one real-Flink scenario."""
+    return sorted([name for name in scenario_names("emulation") if name not in HEAVY_SCENARIOS]
+                  + list(NIGHTLY_REAL_FLINK))
 
 
 @task
 def plan_runs() -> list[dict[str, Any]]:
-    """One run entry per selected scenario; run ids keyed by this DAG run."""
+    """One run entry per selected scenario; run ids keyed by this DAG run. A real-Flink scenario on a machine
+    without a Flink distribution gets ``skip`` (the reason): its run task ends skipped, saying why."""
     from regionchaos.scenario import load
+    from regionchaos_airflow.params import real_flink_refusal
     from regionchaos_airflow.runs import run_key
 
     context = get_current_context()
     plan = []
     for name in context["params"]["scenarios"]:
         scenario = load(name)
+        refusal = real_flink_refusal(scenario)
         plan.append({
             "run_id": run_key("nightly", context["dag_run"].run_id, name),
             "scenario_name": name,
@@ -49,6 +56,7 @@ def plan_runs() -> list[dict[str, Any]]:
             "mutant": None,
             "expect": scenario.expect.verdict,
             "invariant": scenario.expect.invariant,
+            **({"skip": refusal} if refusal else {}),
         })
     return plan
 
@@ -86,11 +94,13 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
     from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos_airflow.operators import NOTE_XCOM, nightly_note
-    from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows
+    from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows, skipped_runs
 
     rows = mapped_rows(rows)
     for row in rows:
         print(f"{row['scenario']:<26} {row['verdict']:<8} failed={row['failed']} {row['run_id']}")
+    for line in skipped_runs(plan):
+        print(f"skipped (not judged): {line}")
     problems = judge_nightly(plan, rows)
     if swarm is None:
         problems.append("swarm sample: no result (its task failed)")
@@ -115,8 +125,9 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
             minItems=1,
             uniqueItems=True,
             title="Scenarios",
-            description="Catalogue scenarios to run (default: all of them but "
-                        f"{', '.join(HEAVY_SCENARIOS)}, which takes as long as the rest together).",
+            description="Catalogue scenarios to run (default: every emulated one but "
+                        f"{', '.join(HEAVY_SCENARIOS)}, which takes as long as the rest together, and the real-Flink "
+                        f"{', '.join(NIGHTLY_REAL_FLINK)}: skipped, saying why, without a Flink distribution).",
         ),
         "swarm_seeds": Param(
             DEFAULT_SWARM_SEEDS,
@@ -135,8 +146,9 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
 def regionchaos_nightly():
     """### Nightly chaos matrix
 
-    `plan_runs` lists the catalogue scenarios (each with its expected verdict) and keys a
-    run id by this DAG run; `run_scenario` is mapped over them: `chaos_run` emulates,
+    `plan_runs` lists the catalogue scenarios (each with its expected verdict; the real-Flink
+    one skipped, with the reason, where no Flink distribution is installed) and keys a run id
+    by this DAG run; `run_scenario` is mapped over them: `chaos_run` emulates,
     validates and reports through `regionchaos.runner` (or, with the Variable
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
     the cluster), then `publish_report` checks the report is in storage. `swarm_sample`

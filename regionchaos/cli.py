@@ -23,9 +23,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
-from .run import ExitCode, exit_code, parse_set
+from .run import NOT_APPLICABLE, ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
-from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load
+from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
 
 EPILOG = "exit codes: " + ", ".join(f"{code.value} {code.meaning}" for code in ExitCode)
 DESCRIPTION = """\
@@ -259,16 +259,31 @@ def check_run(args) -> dict:
     if args.run_id is not None:
         check_run_id(args.run_id, "--run-id")
     scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    if scenario.backend == "flink":
+        check_real_flink(mutant)
     run_id = args.run_id or runner.default_run_id(scenario, mutant)
     if scenario.compare_regional_off:  # the B side's prefix is RUN_ID-regional-off
         check_run_id(run_id + "-regional-off", "--run-id")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "run_id": run_id}
 
 
+def check_real_flink(mutant: str | None) -> None:
+    """A ``backend: flink`` run: no mutant (mutants break the emulated protocol), and a Flink distribution
+    (FLINK_HOME, else the pinned install) with Java to run it; else exit 2 before anything is written."""
+    from .flink.dist import FlinkNotInstalled, find_dist
+
+    if mutant:
+        raise _bad("--mutant", f"{mutant!r} breaks the emulated protocol; a backend flink run has no mutants")
+    try:
+        find_dist()
+    except FlinkNotInstalled as exc:
+        raise _bad("backend", f"flink needs a Flink distribution: {exc}") from None
+
+
 def check_pin(args) -> dict:
     overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario = require_emulation(load(args.scenario, overrides=overrides, seed=args.seed), "pin")
     out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-pinned.yaml")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
 
@@ -282,7 +297,7 @@ def check_shrink(args) -> dict:
         raise _bad("--invariant", f"{args.invariant!r} is not an invariant; known: {', '.join(INVARIANTS)}")
     if args.max_rounds < 1:
         raise _bad("--max-rounds", f"must be at least 1, got {args.max_rounds}")
-    scenario = load(args.scenario, overrides=overrides, seed=args.seed)
+    scenario = require_emulation(load(args.scenario, overrides=overrides, seed=args.seed), "shrink")
     out = check_out(args.out or f"{scenario.name}-s{scenario.seed}-shrunk.yaml")
     return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "out": out}
 
@@ -301,7 +316,9 @@ def check_swarm(args) -> dict:
     mutant = check_mutant(args.mutant)
     from .swarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
 
-    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)  # as fast_swarm loads it: fail fast on a bad name
+    # as fast_swarm loads it: fail fast on a bad name, or a real-Flink scenario (nothing to emulate)
+    require_emulation(load(args.scenario), "swarm")  # before the swarm's overrides, which it would refuse
+    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)
     sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
     problem = run_id_problem(sid)  # the swarm's prefix is made from the file's name
     if problem is not None:
@@ -370,9 +387,14 @@ def print_summary(summary: dict, console: Console, *, embedded: bool = False) ->
     colour = {"valid": "green", "invalid": "red"}.get(summary["verdict"], "yellow")
     console.print(f"verdict: [bold {colour}]{escape(str(summary['verdict']))}[/bold {colour}]  "
                   f"({escape(str(summary['run_id']))})")
+    apart = [c["name"] for c in summary.get("checks", []) if c.get("state") == NOT_APPLICABLE]
     for check in summary.get("checks", []):
+        if check.get("state") == NOT_APPLICABLE:
+            continue  # listed apart below: neither passed nor failed
         mark = {True: "[green]ok[/green]", False: "[red]FAILED[/red]"}.get(check.get("success"), "[yellow]unknown[/yellow]")
         console.print(f"  {mark:<24} {escape(str(check['name']))}  unexpected={check.get('unexpected_count')}")
+    if apart:
+        console.print(f"  not applicable to this distribution: {escape(', '.join(apart))}", highlight=False)
     if summary.get("error"):
         console.print(f"[yellow]error (verdict unknown):[/yellow] {escape(str(summary['error']))}")
     failed_rules = {f"{c['name']}.{r}" for c in summary.get("checks", []) if c.get("success") is False
@@ -546,7 +568,8 @@ def _dispatch(args, console: Console) -> int:
         for name, path in catalogue().items():
             sc = load(str(path))
             tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
-            console.print(f"[bold]{escape(name)}[/bold]{tag}\n    {escape(sc.description.strip())}", highlight=False)
+            console.print(f"[bold]{escape(name)}[/bold] [dim]({escape(sc.backend)})[/dim]{tag}\n"
+                          f"    {escape(sc.description.strip())}", highlight=False)
         return 0
     if args.command == "mutants":
         for name, what in MUTANTS.items():

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .run.verdict import NOT_APPLICABLE
 from .scenario import Scenario
 
 
@@ -153,10 +154,13 @@ def outcome(checks: list[dict]) -> dict:
     explained = {f"{c['name']}.{r}": dict(c["explained"][r]) for c in checks if c.get("success") is False
                  for r in c.get("failed_rules") or () if r in (c.get("explained") or {})}
     return {"failed": failed, "failed_rules": rules, "explained": explained,
-            "unknown": [c["name"] for c in checks if c.get("success") is None]}
+            "unknown": [c["name"] for c in checks if c.get("success") is None and c.get("state") != NOT_APPLICABLE]}
 
 
 def applicable(scenario: Scenario) -> list[Finding]:
+    """The findings about these settings of the emulated protocol (none for a real-Flink run)."""
+    if scenario.backend != "emulation":
+        return []
     return [f for f in FINDINGS if f.applies(scenario)]
 
 
@@ -189,6 +193,17 @@ def unexplained(scenario: Scenario, rule: str, explained: dict[str, dict[str, in
     return None
 
 
+def _control_expectation(expect, verdict: str, failed: list[str]) -> tuple[bool, str]:
+    """A real-Flink run: as expected when valid as expected, or, for a negative control (``expect:
+    invalid``), when it failed its invariant and nothing else."""
+    if expect.verdict == "valid":
+        return (True, "") if verdict == "valid" else (False, f"failed {', '.join(failed)}, expected valid")
+    if sorted(set(failed)) != [expect.invariant]:
+        return False, (f"expected to fail {expect.invariant} only (a negative control), but failed "
+                       f"{', '.join(failed) or 'nothing'}")
+    return True, ""
+
+
 def meets_expectation(scenario: Scenario, verdict: str, failed: list[str], unknown: list[str], *,
                       failed_rules: list[str] | None, explained: dict[str, dict[str, int]] | None = None,
                       must_show: bool = True) -> tuple[bool, str]:
@@ -202,6 +217,8 @@ def meets_expectation(scenario: Scenario, verdict: str, failed: list[str], unkno
     reach the bad state, and must fail nothing else."""
     if verdict == "unknown" or unknown:
         return False, f"unknown: {', '.join(unknown) or 'no verdict'}"
+    if scenario.backend != "emulation":  # no finding applies: valid, or the negative control's one invariant
+        return _control_expectation(scenario.expect, verdict, failed)
     rules = allowed_rules(scenario)
     allowed = set(_unique_invariants(rules))
     undeclared = sorted(set(failed) - allowed)

@@ -24,10 +24,11 @@ def validation_definition_class() -> type:
     return ValidationDefinition
 
 
-def suite_count() -> int:
+def suite_count(backend: str = "emulation") -> int:
+    """The suites a run of ``backend`` is judged by (every one for the emulation)."""
     from .validate import load_suites
 
-    return len(load_suites())
+    return sum(suite.rules_for(backend) is not None for suite in load_suites())
 
 
 @contextmanager
@@ -61,9 +62,8 @@ def suite_progress(report: Callable[[str], None], *, target: type | None = None,
     ``run`` is wrapped for the whole block (a test's stand-in); by default GX's ValidationDefinition,
     wrapped only while `GXValidator.validate` runs, so that nothing imports GX (seconds) before a
     run gets to its validation, and a command refused before that answers at once."""
-    total = total if total is not None else suite_count()
     if target is not None:
-        with _wrapped_run(report, target, total):
+        with _wrapped_run(report, target, total if total is not None else suite_count()):
             yield
         return
     from .validate import GXValidator
@@ -71,7 +71,8 @@ def suite_progress(report: Callable[[str], None], *, target: type | None = None,
     original = GXValidator.__dict__["validate"]
 
     def validate(self, *args: Any, **kwargs: Any):
-        with _wrapped_run(report, validation_definition_class(), total):  # GX is imported by now
+        count = total if total is not None else suite_count(kwargs.get("backend", "emulation"))
+        with _wrapped_run(report, validation_definition_class(), count):  # GX is imported by now
             return original(self, *args, **kwargs)
 
     GXValidator.validate = validate

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .history import Kind
+from .run.verdict import NOT_APPLICABLE
 
 STATUS_COLOURS = {"GLOBAL": "#2e7d32", "REGIONAL": "#1565c0", "ABORTED": "#c62828", "VOIDED": "#757575"}
 VERDICT_COLOURS = {"valid": "#2e7d32", "invalid": "#c62828", "unknown": "#ef6c00"}
@@ -39,7 +40,7 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:26px 0 8px;border-bot
 .meta{color:#555;font-size:13px} code,pre{background:#f4f4f4;border-radius:4px;font-size:12px}
 pre{padding:8px;overflow-x:auto;white-space:pre-wrap}
 table{border-collapse:collapse;font-size:12.5px;width:100%} th,td{border:1px solid #e0e0e0;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#fafafa} .ok{color:#2e7d32;font-weight:600} .bad{color:#c62828;font-weight:700} .unk{color:#ef6c00;font-weight:700}
+th{background:#fafafa} .ok{color:#2e7d32;font-weight:600} .bad{color:#c62828;font-weight:700} .unk{color:#ef6c00;font-weight:700} .na{color:#757575}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:8px}
 .stat{border:1px solid #e0e0e0;border-radius:6px;padding:6px 8px} .stat b{display:block;font-size:18px}
 img{max-width:100%} .note{color:#666;font-size:12px}
@@ -305,12 +306,19 @@ def _img(src: str | None, alt: str, element_id: str) -> str:
     return f'<img id="{element_id}" alt="{_e(alt)}" src="{src}">'
 
 
+def _not_applicable(check: dict) -> bool:
+    return check.get("state") == NOT_APPLICABLE
+
+
 def _checks_table(checks: list[dict]) -> str:
     order = {False: 0, None: 1, True: 2}
     rows = []
-    for c in sorted(checks, key=lambda c: (order.get(c.get("success"), 1), c.get("invariant") or 99)):
+    ranked = sorted(checks, key=lambda c: (_not_applicable(c), order.get(c.get("success"), 1), c.get("invariant") or 99))
+    for c in ranked:
         s = c.get("success")
         cls, word = ("bad", "FAILED") if s is False else ("unk", "UNKNOWN") if s is None else ("ok", "holds")
+        if _not_applicable(c):  # its suite does not judge this backend: neither passed nor failed
+            cls, word = "na", "not applicable to this distribution"
         ex = ""
         if s is False:
             ex = "<br>".join(
@@ -318,7 +326,7 @@ def _checks_table(checks: list[dict]) -> str:
                    f"subtask {x.get('subtask')}, {x.get('operator') or ''} split {x.get('split')}: {x.get('detail')}")
                 for x in c.get("examples") or [])
         elif s is None:
-            ex = _e(c.get("error"))
+            ex = _e(c.get("error") or c.get("reason"))
         rules = ", ".join(f"{k}={v}" for k, v in (c.get("rules") or {}).items() if v)
         anchor = html.escape("inv-" + str(c.get("name")), quote=True)
         rows.append(f"<tr id='{anchor}'><td>{_e(c.get('invariant'))}</td><td>{_e(c.get('name'))}</td><td class='{cls}'>{word}</td>"
@@ -369,15 +377,44 @@ def _stats_grid(summary: dict, frames: dict | None) -> str:
     return f"<div class='grid' id='stats'>{cells}</div>" + (f"<p class='note'>wall seconds: {_e(wall)}</p>" if wall else "")
 
 
+def _not_applicable_line(checks: list[dict]) -> list[str]:
+    """The suites that do not judge this run's backend, said apart (never as passed)."""
+    names = [c["name"] for c in checks if _not_applicable(c)]
+    if not names:
+        return []
+    return [f"<p id='not-applicable' class='note'>not applicable to this distribution ({len(names)} suites: the "
+            f"FLIP-600 protocol's own records, which released Flink does not write): {_e(', '.join(names))}</p>"]
+
+
+def _real_flink_section(summary: dict) -> str:
+    """A real-Flink run: the cluster's faults as applied, the jobs, the restore point, the files seen."""
+    st = summary.get("stats") or {}
+    items = [("Flink", st.get("flink_version")), ("final state", st.get("final_state")), ("jobs", st.get("jobs")),
+             ("TaskManager kills", st.get("taskmanager_kills")), ("JobManager kills", st.get("jobmanager_kills")),
+             ("restored from", st.get("restored_from")), ("checkpoints copied", st.get("checkpoints_copied")),
+             ("records", st.get("records"))]
+    files = st.get("storage_files") or {}
+    items += [(f"files {k}", v) for k, v in sorted(files.items()) if not isinstance(v, (list, dict))]
+    cells = "".join(f"<div class='stat'>{_e(k)}<b>{_e('-' if v is None else v)}</b></div>" for k, v in items)
+    faults = "".join(f"<tr><td>{_e(f.get('at_s'))}</td><td>{_e(f.get('kind'))}</td></tr>"
+                     for f in (summary.get("drawn") or {}).get("faults") or [])
+    why = f"<p class='bad'>unknown because: {_e(st['unknown_because'])}</p>" if st.get("unknown_because") else ""
+    return ("<h2 id='real-flink'>Real Flink cluster</h2><p class='note'>artifacts under <code>flink/</code>: metadata "
+            "dumps, the checkpoint inventory, REST history, the sink's committed files.</p>"
+            f"<div class='grid'>{cells}</div>{why}<h3>Faults drawn by the seed (seconds after submission)</h3>"
+            f"<table id='faults'><tr><th>at (s)</th><th>fault</th></tr>{faults}</table>")
+
+
 def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None, run_id: str | None = None) -> str:
     """The report page as a string. ``tables_or_events``: the run's tables (pandas or Spark
     frames), or its history (list of events); else they are read from ``store``."""
     run_id = run_id or summary.get("run_id")
-    frames = _frames(tables_or_events, store, run_id)
+    real = summary.get("backend") == "flink"  # a real cluster's run: no emulation tables to plot
+    frames = None if real else _frames(tables_or_events, store, run_id)
     verdict = summary.get("verdict", "unknown")
     checks = summary.get("checks") or []
     failed = [c for c in checks if c.get("success") is False]
-    unknown = [c for c in checks if c.get("success") is None]
+    unknown = [c for c in checks if c.get("success") is None and not _not_applicable(c)]
     expect = summary.get("expect") or {}
     bound = None
     if frames is not None and not frames["run"].empty:
@@ -393,9 +430,10 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
         parts.append("<p id='failed'>failed invariants: <b>" + ", ".join(_e(c["name"]) for c in failed) + "</b></p>")
     if unknown:
         parts.append("<p>not evaluable: " + ", ".join(_e(c["name"]) for c in unknown) + "</p>")
+    parts += _not_applicable_line(checks)
     if expect.get("verdict") == "invalid":
-        parts.append(f"<p class='note'>This scenario is a FINDING, expected invalid for <b>{_e(expect.get('invariant'))}</b>: "
-                     f"{_e(expect.get('why'))}</p>")
+        parts.append(f"<p class='note'>This scenario is a {'negative control' if real else 'FINDING'}, expected "
+                     f"invalid for <b>{_e(expect.get('invariant'))}</b>: {_e(expect.get('why'))}</p>")
     failed_rules = {f"{c['name']}.{r}" for c in failed for r in c.get("failed_rules") or ()}
     for f in summary.get("findings") or []:
         shown = sorted(failed_rules & set(f.get("rules", [])))  # a finding explains rules, not whole invariants
@@ -412,7 +450,8 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
         parts.append(f"<p class='bad'>error: {_e(summary['error'])}</p>")
     parts.append(f"<p class='meta'>replay: <code>{_e(summary.get('replay'))}</code></p>")
     parts.append("<h2>Invariants (PROTOCOL.md section 9)</h2>" + _checks_table(checks))
-    parts.append("<h2>Summary</h2>" + _stats_grid(summary, frames))
+    if not real:  # a real run's counts are in its own section below
+        parts.append("<h2>Summary</h2>" + _stats_grid(summary, frames))
     if frames is not None:
         violations = violation_checkpoints(checks)
         where = ""
@@ -427,6 +466,8 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
         parts.append("<h2>Failovers and rescales</h2>" + _events_table(frames))
         parts.append("<h2>Records in vs committed</h2>" + _img(plot_records(frames), "records", "records"))
         parts.append("<h2>Storage retained over time</h2>" + _img(plot_retained(frames), "retained storage", "retained"))
+    elif real:
+        parts.append(_real_flink_section(summary))
     else:
         parts.append("<p class='note' id='timeline'>no tables: the run's artifacts could not be read</p>")
     parts.append("<h2>S3 requests</h2>" + _img(plot_requests(summary), "S3 requests", "requests"))

@@ -39,7 +39,7 @@ from .nemesis import Nemesis
 from .run import Verdict, set_args, unknown_result
 from .run.summary import build_summary
 from .runid import check_run_id
-from .scenario import MUTANTS, Scenario, check_mutant
+from .scenario import MUTANTS, Scenario, ScenarioError, check_mutant, require_emulation
 
 # Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
 # GX's validation results (its run time; validate.py's seconds per phase) and Data Docs. Everything
@@ -113,6 +113,15 @@ def storage_for(storage):
     return ensure_storage(storage or StorageConfig())
 
 
+def drawn_parameters(scenario: Scenario) -> dict:
+    """What the seed draws before the run: the emulation's parameters (`Nemesis`), or a real run's faults."""
+    if scenario.backend == "flink":
+        from .flink.run import draw_faults
+
+        return {"faults": draw_faults(scenario.flink_run_spec)}
+    return Nemesis(scenario).drawn_parameters()
+
+
 def prepare_run(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay: str) -> None:
     """Clear the run's prefix (a re-run of a run id is idempotent) and record
     what the run is: the scenario, the seed's drawn parameters, the commit and
@@ -120,7 +129,7 @@ def prepare_run(store, scenario: Scenario, *, run_id: str, mutant: str | None, r
     store.delete_many(store.list_keys(""))
     store.put("scenario.json", json.dumps({
         "run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant,
-        "drawn": Nemesis(scenario).drawn_parameters(), "git_commit": git_commit(), "replay": replay,
+        "drawn": drawn_parameters(scenario), "git_commit": git_commit(), "replay": replay,
     }, sort_keys=True, indent=1).encode())
 
 
@@ -130,6 +139,8 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
     this process; ``threads=1``: no PUT threads, for in-memory stores). ``record_schedule``: the
     result also lists every fault as explicit-schedule entries (`regionchaos.schedule.pin`)."""
     from .dataplane import PUT_THREADS, S3Persistence
+
+    require_emulation(scenario, "the emulation")
 
     persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark, threads=threads or PUT_THREADS)
     emulation = Emulation(scenario, persistence, mutant=mutant, progress=progress)
@@ -141,10 +152,22 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
 def start(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay: str, spark=None, progress=None,
           threads: int | None = None, record_schedule: bool = False) -> tuple[RunResult, Any]:
     """The start of every run, wherever it runs (a deep run, the swarms, the study, the emulate spark
-    job): its prefix cleared and described (`prepare_run`), then the emulation (`emulate`)."""
+    job): its prefix cleared and described (`prepare_run`), then the emulation (`emulate`), or for
+    ``backend: flink`` the real cluster's run (`real_flink`: no persistence, None)."""
     prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
+    if scenario.backend == "flink":
+        return real_flink(scenario, store), None
     return emulate(scenario, store=store, mutant=mutant, spark=spark, progress=progress, threads=threads,
                    record_schedule=record_schedule)
+
+
+def real_flink(scenario: Scenario, store) -> RunResult:
+    """A ``backend: flink`` run (`regionchaos.flink.run`): a loopback cluster under the seed's faults, its raw
+    artifacts under the run's prefix (``flink/``), every process it started stopped before this returns."""
+    from .flink.run import run_in_scratch, run_stats
+
+    done = run_in_scratch(scenario.flink_run_spec, store)
+    return RunResult(events=done["events"], stats=run_stats(done), drawn={"faults": done["faults_planned"]})
 
 
 def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str = "-",
@@ -155,6 +178,7 @@ def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str =
     from . import tables as tables_mod
     from .storage.memory import MemoryStore
 
+    require_emulation(scenario, "an in-memory emulation (swarm, shrink, study, pin)")
     run_id = default_run_id(scenario, mutant)
     store = store if store is not None else MemoryStore.for_run(None, run_id)
     result, _ = start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, threads=1,
@@ -205,6 +229,9 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
     from .storage.s3 import ObjectStore
 
     mutant = check_mutant(mutant)
+    if mutant and scenario.backend != "emulation":
+        raise ScenarioError([("mutant", f"{mutant!r} breaks the emulated protocol; a backend flink run has none")],
+                            what="input")
     run_id = run_id or default_run_id(scenario, mutant)
     replay = replay or replay_line(scenario.name, scenario.seed, overrides, mutant)
     say = console.print if console is not None else (lambda *a, **k: None)
@@ -217,22 +244,29 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
         store.check_ready()  # unreachable endpoint / missing bucket: nothing written
         # another run of this run id: RunIdBusy (exit 3) before anything is written or deleted
         with RunLease(store, run_id) as lease:
-            if spark is None:
+            real = scenario.backend == "flink"  # Spark starts once the cluster is stopped (memory: both ~1.3 GB)
+            phase = "real_flink" if real else "emulate"
+            if spark is None and not real:
                 from .spark import get_spark
 
                 spark = get_spark()
             started = time.perf_counter()
-            say(f"[bold]emulate[/bold] {escape(scenario.name)} seed={scenario.seed} mutant={escape(mutant or 'none')} "
-                f"run_id={escape(run_id)}", highlight=False)  # user text: never read as rich markup
+            say(f"[bold]{'real Flink' if real else 'emulate'}[/bold] {escape(scenario.name)} seed={scenario.seed} "
+                f"mutant={escape(mutant or 'none')} run_id={escape(run_id)}",
+                highlight=False)  # user text: never read as rich markup
             try:
                 result, persistence = start(store, scenario, run_id=run_id, mutant=mutant, replay=replay, spark=spark,
                                             progress=_progress_printer(say, scenario))
-            except Exception as exc:  # an emulator crash judges nothing: unknown, never invalid
-                walls["emulate"] = round(time.perf_counter() - started, 3)
-                return _crashed(store, config, scenario, mutant, run_id, replay, walls, "emulate", exc, local_dir,
+            except Exception as exc:  # an emulator (or cluster) crash judges nothing: unknown, never invalid
+                walls[phase] = round(time.perf_counter() - started, 3)
+                return _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir,
                                 lease)
-            walls["emulate"] = round(time.perf_counter() - started, 3)
+            walls[phase] = round(time.perf_counter() - started, 3)
             say(f"[bold]validate[/bold] {len(result.events)} events")
+            if spark is None:
+                from .spark import get_spark
+
+                spark = get_spark()
             stats, drawn = dict(result.stats), result.drawn
             del result  # validation reads the run back from storage, never from the emulation's memory
             if stats.get("triggered", 0) * scenario.topology.parallelism >= BULK_SUBTASK_CHECKPOINTS:
@@ -281,11 +315,9 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere.
     ``lease``: the run id's (`RunLease`); if it was taken over meanwhile nothing more is written
     (the prefix is another run's now) and the verdict is unknown."""
-    from .validate import validate_run
-
     started = time.perf_counter()
     try:
-        validation = validate_run(spark, store, run_id, scenario=scenario, mutant=mutant, docs=docs)
+        validation = validation_of(spark, store, run_id, scenario, mutant, docs=docs)
     except Exception as exc:  # a check that could not run is unknown, never valid
         validation = unknown_result(f"validate failed: {one_line_reason(exc)}")
         failure = exc
@@ -326,6 +358,19 @@ def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn,
     if local_dir is not None:
         summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
     return summary
+
+
+def validation_of(spark, store, run_id: str, scenario: Scenario, mutant: str | None, *, docs: bool) -> dict:
+    """The run judged from its stored artifacts: the emulation's tables (`validate.validate_run`), or a real
+    run's (`regionchaos.flink.judging.judge_stored`, backend ``flink``: the suites that apply to it), both
+    through `validate.judge`; results under ``validation/``, Data Docs under ``datadocs/``."""
+    if scenario.backend == "flink":
+        from .flink.judging import judge_stored
+
+        return judge_stored(spark, store, run_id, docs=docs, prefix="")
+    from .validate import validate_run
+
+    return validate_run(spark, store, run_id, scenario=scenario, mutant=mutant, docs=docs)
 
 
 def _lease_lost(summary: dict, lease) -> dict:

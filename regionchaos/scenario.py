@@ -35,6 +35,7 @@ from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, cre
                       model_validator)
 from pydantic_core import PydanticCustomError
 
+from .flink.spec import RealFlink
 from .faultkinds import SCHEDULE_KINDS, SCHEDULE_TARGETS, probability_fields, unlisted_when_off
 from .runid import NAME_MAX_CHARS, run_id_problem
 
@@ -58,6 +59,10 @@ MAX_YAML_DEPTH = 64  # nesting of a scenario file or --set value (the deepest re
 INVARIANTS = ("metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety",
               "state_consistency", "reachable_global_state", "exactly_once_output", "redistribution",
               "notifications", "final_checkpoint", "inflight_data", "liveness")
+BACKENDS = ("emulation", "flink")  # where a run's artifacts come from (validate.BACKENDS: the suites' applies_to)
+# a Scenario's fields that only the emulation reads: refused for backend flink
+EMULATION_ONLY = ("checkpoints", "first_checkpoint_id", "topology", "workload", "flink", "faults", "rescale",
+                  "compare_regional_off")
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}  # YAML 1.1 reads these as booleans; we do not
 
 MUTANTS: dict[str, str] = {
@@ -259,6 +264,11 @@ class Scenario(_Strict):
     compare_regional_off: Bool = Field(
         False, description="A/B: also run the same seed with regional checkpoints off and compare"
     )
+    backend: Literal[BACKENDS] = Field(  # type: ignore[valid-type]
+        "emulation", description="where the run's artifacts come from: the emulated protocol, or a real Flink "
+                                 "cluster on loopback (regionchaos.flink; the job and its faults in real_flink)")
+    real_flink: RealFlink | None = Field(
+        None, description="backend flink only: the real job's shape and faults (regionchaos.flink.spec.RealFlink)")
     warnings_: tuple[str, ...] = Field((), alias="warnings", exclude=True)
 
     @field_validator("name")
@@ -273,7 +283,7 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _limitations(self) -> Scenario:
-        errors: list[str] = []
+        errors: list[str] = self._backend_errors()
         if self.flink.region_enabled and self.topology.keyed_state:
             errors.append(
                 "topology.keyed_state: keyed state is not supported with regional checkpoints "
@@ -324,6 +334,26 @@ class Scenario(_Strict):
         if errors:
             raise ValueError("; ".join(errors))
         return self
+
+    def _backend_errors(self) -> list[str]:
+        """Fields given that the scenario's backend never reads: the emulation's for ``backend: flink``
+        (named down to the key given), ``real_flink`` for the emulation."""
+        if self.backend == "emulation":
+            return ["real_flink: only a real Flink run reads it, and this scenario's backend is emulation "
+                    "(set backend: flink)"] if "real_flink" in self.model_fields_set else []
+        errors = []
+        for name in sorted(set(EMULATION_ONLY) & self.model_fields_set):
+            value = getattr(self, name)
+            keys = ([f"{name}.{value.model_fields[f].alias or f}" for f in sorted(value.model_fields_set)]
+                    if isinstance(value, BaseModel) and value.model_fields_set else [name])
+            errors += [f"{key}: only the emulation reads it (backend flink runs a real cluster, whose job and "
+                       "faults are the fields of real_flink)" for key in keys]
+        return errors
+
+    @property
+    def flink_run_spec(self):
+        """backend flink: the real run this scenario asks for (`regionchaos.flink.spec.FlinkRunSpec`)."""
+        return (self.real_flink or RealFlink()).with_seed(self.seed)
 
     def _schedule_errors(self) -> list[str]:
         """A pinned schedule must fit the job: its checkpoints within the fault phase, its
@@ -376,7 +406,12 @@ class Scenario(_Strict):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.model_dump(mode="json", by_alias=True, exclude={"warnings_"})
+        if self.backend != "emulation":  # the fields it reads (the emulation's would be refused by from_dict)
+            out = self.model_dump(mode="json", by_alias=True, include={"name", "description", "seed", "expect"})
+            real = (self.real_flink or RealFlink()).model_dump(mode="json")
+            return {**out, "backend": self.backend, "real_flink": real}
+        # an emulated scenario's dict (and so its default run id) as before backends existed
+        out = self.model_dump(mode="json", by_alias=True, exclude={"warnings_", "backend", "real_flink"})
         out["faults"] = unlisted_when_off(out["faults"])  # a kind added later, off: the dict as before it
         if self.faults.schedule is None:  # a drawn schedule: the dict (and the run id) as before schedules existed
             del out["faults"]["schedule"]
@@ -387,7 +422,7 @@ class Scenario(_Strict):
 
 # -- loading ------------------------------------------------------------------
 
-_SECTIONS = {"topology", "workload", "flink", "faults", "expect"}
+_SECTIONS = {"topology", "workload", "flink", "faults", "expect", "real_flink"}
 
 
 def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:
@@ -572,9 +607,29 @@ def from_dict(data: dict[str, Any], overrides: dict[str, Any] | None = None) -> 
         raise ScenarioError(_errors_from(exc)) from None
 
 
-def catalogue() -> dict[str, Path]:
-    """Scenario name -> YAML file, for every scenario in the catalogue."""
-    return {p.stem: p for p in sorted(CATALOGUE_DIR.glob("*.yaml"))}
+def catalogue(backend: str | None = None) -> dict[str, Path]:
+    """Scenario name -> YAML file, for every scenario in the catalogue (``backend``: only those whose
+    ``backend`` is this one: what emulates every scenario asks for ``"emulation"``)."""
+    entries = {p.stem: p for p in sorted(CATALOGUE_DIR.glob("*.yaml"))}
+    if backend is None:
+        return entries
+    return {name: path for name, path in entries.items() if backend_of(path) == backend}
+
+
+def backend_of(path: Path) -> str:
+    """A scenario file's ``backend`` (read, not validated: `load` validates)."""
+    data = load_yaml(read_scenario_file(path), source=str(path))
+    return data.get("backend", "emulation") if isinstance(data, dict) else "emulation"
+
+
+def require_emulation(scenario: Scenario, command: str) -> Scenario:
+    """``scenario`` if the emulation runs it; a ScenarioError naming ``scenario`` (exit 2) for a real-Flink
+    one: ``command`` (swarm, shrink, pin, ...) emulates the protocol and has nothing to emulate."""
+    if scenario.backend != "emulation":
+        raise ScenarioError([("scenario", f"{scenario.name} runs on real Flink (backend: {scenario.backend}), and "
+                                          f"{command} only emulates the protocol: run it with `regionchaos run "
+                                          f"--scenario {scenario.name}`")], what="input")
+    return scenario
 
 
 def read_scenario_file(path: Path | str) -> str:

@@ -343,11 +343,13 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
     unknown (count), runs (per seed), rows, wall_seconds (total) and walls (by phase)."""
     import yaml
 
-    from .scenario import catalogue, check_mutant
+    from .scenario import catalogue, check_mutant, require_emulation
 
     mutant = check_mutant(mutant)
     overrides = {**(overrides or {}), **(SWARM_OVERRIDES if mix else {})}
-    load(scenario_ref, overrides=overrides or None)  # a bad name or value fails here, before any work
+    # a bad name or value fails here, before any work; so does a real-Flink scenario (nothing to emulate)
+    require_emulation(load(scenario_ref), "swarm")  # before the overrides, which it would refuse
+    load(scenario_ref, overrides=overrides or None)
     path = catalogue().get(scenario_ref) or scenario_ref
     with open(path) as f:
         data = yaml.safe_load(f)

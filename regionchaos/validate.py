@@ -19,8 +19,9 @@ unknown) suite files that do not cover the registry: a suite missing, ``rules: [
 whose SQL file is missing.
 
 GX is built once per process (`GXValidator.get`): an ephemeral context, one suite and one
-validation definition per invariant, all on a Spark dataframe asset whose batch is the
-``run`` table (one row per run judged); rules read the other tables as ``rc_<table>``
+validation definition per invariant (and, the first time another backend is judged, one per suite
+that applies to it, with only its rules there: `GXValidator.checkpoint_for`), all on a Spark
+dataframe asset whose batch is the ``run`` table (one row per run judged); rules read the other tables as ``rc_<table>``
 temp views, so one validation judges one run or thousands. Each suite costs one Spark job
 (see ``expectations/custom.py``). Temp views are per Spark session: do not validate two
 table sets concurrently in one session.
@@ -40,7 +41,7 @@ import threading
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,8 @@ import yaml
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
-from .run import Verdict, unknown_result
+from .run import NOT_APPLICABLE, Verdict, unknown_result  # NOT_APPLICABLE: a check's state, its suite not applying
+from .scenario import BACKENDS as SCENARIO_BACKENDS
 from .scenario import INVARIANTS
 
 # The registry: the twelve invariants of PROTOCOL.md section 9, in order, each judged by the suite of
@@ -67,10 +69,9 @@ SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (benc
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
 # Where a run's artifacts come from; a suite's ``applies_to`` (suite YAML) maps each backend it applies to onto
 # ``all`` or the list of its rules that apply there; a suite without the key applies to the emulation only.
-BACKENDS = ("emulation", "flink")
+BACKENDS = SCENARIO_BACKENDS  # regionchaos.scenario.BACKENDS: a scenario's `backend`
 DEFAULT_BACKEND = "emulation"
 ALL_RULES = "all"
-NOT_APPLICABLE = "not_applicable"  # a check's ``state`` when its suite does not apply to the run's backend
 
 
 def expectations_dir() -> Path:
@@ -306,7 +307,8 @@ def not_applicable_check(suite: Suite, backend: str) -> dict:
     (``state`` `NOT_APPLICABLE`); `merge_verdict` leaves it out."""
     return {"name": suite.name, "suite": suite.name, "invariant": suite.invariant, "title": suite.title,
             "success": None, "state": NOT_APPLICABLE, "unexpected_count": None, "examples": [], "rules": {},
-            "reason": f"does not apply to a {backend} run (its suite's applies_to)"}
+            "reason": f"not applicable to this distribution: a {backend} run is not judged by this suite "
+                      "(its applies_to)"}
 
 
 def applies(check: dict) -> bool:
@@ -385,12 +387,17 @@ def _rule_for_run(result: dict | None, run_id: str) -> tuple[bool | None, Any]:
     return entry["count"] == 0, entry
 
 
+def gx_suite_name(suite: str, backend: str) -> str:
+    """GX's name of ``suite`` judging ``backend``: the suite's own for the emulation, else SUITE.BACKEND."""
+    return suite if backend == DEFAULT_BACKEND else f"{suite}.{backend}"
+
+
 def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
     """GX's checkpoint result -> (suite -> rule -> {"success", "by_run"}, suite -> error)."""
     rules: dict[str, dict] = {}
     errors: dict[str, str] = {}
     for vr in result.run_results.values():
-        suite = vr.suite_name
+        suite = vr.suite_name.split(".")[0]  # another backend's GX suite is SUITE.BACKEND (gx_suite_name)
         rules[suite] = {}
         for r in vr.results:
             raised = _raised(r.exception_info)
@@ -445,44 +452,66 @@ class GXValidator:
         self.gx = gx
         self.suites = load_suites(directory)
         self.custom = load_custom(directory)
-        for suite in self.suites:
-            self.custom.register_suite(suite.name, suite.combined_sql(), suite.rule_names, suite.rule_parts())
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.context = context
         asset = context.data_sources.add_spark("regionchaos").add_dataframe_asset("run")
-        batch = asset.add_batch_definition_whole_dataframe("runs")
-        self.definitions = []
-        for suite in self.suites:
+        self.batch = asset.add_batch_definition_whole_dataframe("runs")
+        self.definitions = self._definitions(self.suites, DEFAULT_BACKEND)
+        self.checkpoint = context.checkpoints.add(gx.Checkpoint(
+            name="invariants", validation_definitions=self.definitions, result_format="COMPLETE"))
+        self.checkpoints = {DEFAULT_BACKEND: self.checkpoint}  # every suite judges the emulation (_applies_to)
+        self.build_seconds = round(time.perf_counter() - started, 3)
+
+    def _definitions(self, suites: list[Suite], backend: str) -> list:
+        """A GX suite and validation definition per suite, with its rules that judge ``backend``: the
+        emulation's under the suite's name, another backend's under `gx_suite_name` (its Data Docs pages
+        show the rules that judge it, no others)."""
+        gx, out = self.gx, []
+        for whole in suites:
+            suite = replace(whole, rules=whole.rules_for(backend))
+            name = gx_suite_name(suite.name, backend)
+            self.custom.register_suite(name, suite.combined_sql(), suite.rule_names, suite.rule_parts())
             views = sorted({view for rule in (suite.evaluable, *suite.rules) for view in _VIEW_RE.findall(rule.sql)})
-            gx_suite = context.suites.add(gx.ExpectationSuite(name=suite.name, meta={
-                "invariant": suite.invariant, "title": suite.title, "claim": suite.claim,
+            gx_suite = self.context.suites.add(gx.ExpectationSuite(name=name, meta={
+                "invariant": suite.invariant, "title": suite.title, "claim": suite.claim, "backend": backend,
                 "broken_by_mutants": list(suite.mutants), "broken_by_findings": list(suite.findings),
                 "batch": "run", "views": views}, notes=_tables_note(views)))
             for rule in (suite.evaluable, *suite.rules):
                 gx_suite.add_expectation(self.custom.ExpectRuleHolds(
-                    suite=suite.name, rule=rule.name, unexpected_rows_query=_strip_comments(rule.sql),
+                    suite=name, rule=rule.name, unexpected_rows_query=_strip_comments(rule.sql),
                     description=(f"Evaluable: {rule.description}" if rule.name == EVALUABLE else rule.description),
                     meta={"rule": rule.name, "invariant": suite.invariant,
                           "views": sorted(set(_VIEW_RE.findall(rule.sql)))}))
-            self.definitions.append(context.validation_definitions.add(
-                gx.ValidationDefinition(name=suite.name, data=batch, suite=gx_suite)))
-        self.checkpoint = context.checkpoints.add(gx.Checkpoint(
-            name="invariants", validation_definitions=self.definitions, result_format="COMPLETE"))
-        self.build_seconds = round(time.perf_counter() - started, 3)
+            out.append(self.context.validation_definitions.add(
+                gx.ValidationDefinition(name=name, data=self.batch, suite=gx_suite)))
+        return out
 
-    def validate(self, run_df, *, workers: int = 1, run_name: str | None = None
+    def applicable(self, backend: str) -> list[Suite]:
+        """The suites that judge a run of ``backend`` (their ``applies_to`` names it)."""
+        return [suite for suite in self.suites if suite.rules_for(backend) is not None]
+
+    def checkpoint_for(self, backend: str):
+        """GX's checkpoint of the suites that apply to ``backend``, built once per backend: a real run's GX pass
+        evaluates (and its Data Docs show) those suites only; the others are `not_applicable_check`s."""
+        if backend not in self.checkpoints:
+            self.checkpoints[backend] = self.context.checkpoints.add(self.gx.Checkpoint(
+                name=f"invariants-{backend}", result_format="COMPLETE",
+                validation_definitions=self._definitions(self.applicable(backend), backend)))
+        return self.checkpoints[backend]
+
+    def validate(self, run_df, *, workers: int = 1, run_name: str | None = None, backend: str = DEFAULT_BACKEND
                  ) -> tuple[dict[str, dict], dict[str, str], Any]:
-        """Run every suite on the batch ``run_df`` (views must be registered), the suites' Spark jobs
-        ``workers`` at a time (``expectations/custom.py``: `SuitePass`). ``run_name``: GX's run name
-        (Data Docs' "Run Name" and the folder of the validation pages), our run id.
+        """Run the suites that apply to ``backend`` (`checkpoint_for`) on the batch ``run_df`` (views must be
+        registered), the suites' Spark jobs ``workers`` at a time (``expectations/custom.py``: `SuitePass`).
+        ``run_name``: GX's run name (Data Docs' "Run Name" and the folder of the validation pages), our run id.
 
         Returns (suite -> rule -> {"success", "by_run"}, suite -> error, checkpoint result)."""
         from great_expectations.core.run_identifier import RunIdentifier
 
         run_id = RunIdentifier(run_name=run_name, run_time=datetime.datetime.now(datetime.timezone.utc))
         with self.custom.suite_pass(workers):
-            result = self.checkpoint.run(batch_parameters={"dataframe": run_df}, run_id=run_id)
+            result = self.checkpoint_for(backend).run(batch_parameters={"dataframe": run_df}, run_id=run_id)
         name_data_assets(result)
         rules, errors = rule_results_from_gx(result)
         return rules, errors, result
@@ -563,7 +592,7 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
     try:
         with tuned_session(spark, total_rows):
             rules, errors, result = validator.validate(tables["run"], workers=suite_workers(total_rows),
-                                                       run_name=run_name or gx_run_name(run_ids))
+                                                       run_name=run_name or gx_run_name(run_ids), backend=backend)
     except Exception as exc:  # the whole validation failed: every check unknown
         rules, errors, result = {}, {s.name: f"{type(exc).__name__}: {exc}" for s in validator.suites}, None
     timings["gx_validate"] = round(time.perf_counter() - started, 3)

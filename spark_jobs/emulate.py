@@ -48,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos import runner
     from regionchaos.run import ExitCode, parse_set
     from regionchaos.runid import check_run_id
-    from regionchaos.scenario import ScenarioError, check_mutant, load
+    from regionchaos.scenario import ScenarioError, check_mutant, load, require_emulation
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError, ensure_storage
 
     try:
         overrides = parse_set(args.overrides)  # as `regionchaos run --set` reads them
-        scenario = load(args.scenario, overrides, seed=args.seed)
+        scenario = require_emulation(load(args.scenario, overrides, seed=args.seed), "spark_jobs/emulate.py")
         mutant = check_mutant(args.mutant)
         check_run_id(args.run_id or runner.default_run_id(scenario, mutant), "--run-id")  # one path segment
     except ScenarioError as exc:

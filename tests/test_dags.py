@@ -152,21 +152,21 @@ def _scenario_value(param, scenario):
 
 
 def test_an_empty_field_s_description_shows_each_scenario_s_value(dagbag):
-    """"Empty: the scenario's value" says which: read back from the text, every catalogue scenario
-    gets the value its YAML gives."""
+    """"Empty: the scenario's value" says which: read back from the text, every emulated catalogue
+    scenario gets the value its YAML gives (a real-Flink one takes none of these fields)."""
     import re
 
     from regionchaos.scenario import load
 
     params = dagbag.dags["regionchaos_manual"].params
-    scenarios = {name: load(name) for name in catalogue()}
+    scenarios = {name: load(name) for name in catalogue("emulation")}
     optional = [name for name in params if params[name] is None]
     assert set(optional) == set(form.OVERRIDE_KEYS) | {"seed", "rescale"}
     for param in optional:
         text = params.get_param(param).description.split("Empty: the scenario's value")[1]
         shown = {}
         if text.startswith(", "):  # one value everywhere
-            value = re.match(r", (\S+) in every catalogue scenario\.$", text)[1]
+            value = re.match(r", (\S+) in every emulated scenario\.$", text)[1]
             shown = dict.fromkeys(scenarios, value)
         else:
             for part in text.lstrip(": ").rstrip(".").split("; "):
@@ -224,7 +224,9 @@ def test_a_typed_unknown_scenario_is_sent_and_refused_never_another_scenario(dag
     """The scenario field is text with suggestions (no closed list that answers "No options" and
     keeps the previous choice): what was typed reaches the checks, which refuse it."""
     schema = dagbag.dags[dag_id].params.get_param("scenario").schema
-    assert "enum" not in schema and schema["examples"] == sorted(catalogue())
+    # the swarm emulates: it offers the emulated scenarios only; the manual form every one
+    assert "enum" not in schema and schema["examples"] == sorted(catalogue(
+        "emulation" if dag_id == "regionchaos_swarm" else None))
     (error,) = form.TRIGGER_CHECKS[dag_id]({"scenario": "smok"})
     assert error.param == "scenario" and error.reason.startswith("unknown scenario 'smok'; known: "), error
     assert form.TRIGGER_CHECKS[dag_id]({"scenario": None})[0].param == "scenario"
@@ -422,8 +424,9 @@ def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
         assert dag.get_task(task_id).get_closest_mapped_task_group() is group
     assert dag.get_task("summarize").trigger_rule == "all_done"
-    # every catalogue scenario but `large` by default; `large` can be asked for
-    assert dag.params["scenarios"] == sorted(set(catalogue()) - {"large"})
+    # every emulated catalogue scenario but `large` by default, and one real-Flink scenario; the others
+    # (`large`, the other real-Flink ones) can be asked for
+    assert dag.params["scenarios"] == sorted(set(catalogue("emulation")) - {"large"} | {"real-flink-tm-kills"})
     assert dag.params.get_param("scenarios").schema["items"]["enum"] == sorted(catalogue())
     params = copy.deepcopy(dag.params)
     params.update({"scenarios": ["large", "smoke"], "swarm_seeds": 500})
@@ -541,6 +544,69 @@ def test_a_result_row_names_the_failed_rules_the_nightly_judges_by():
     plan = [{"scenario_name": "smoke", "run_id": "nightly-x-smoke", "expect": "valid"}]
     assert judge_nightly(plan, [{**row, "unknown": []}]) == []
 
+
+
+# -- real Flink (backend flink) --------------------------------------------------------------------
+
+def test_a_skipped_real_flink_run_is_no_problem_of_the_nightly_but_said_in_its_note():
+    from regionchaos_airflow.operators import nightly_note
+    from regionchaos_airflow.runs import skipped_runs
+
+    why = "scenario real-flink-tm-kills runs on real Flink, and this machine has no Flink distribution: ..."
+    plan = [{"scenario_name": "smoke", "run_id": "a", "expect": "valid"},
+            {"scenario_name": "real-flink-tm-kills", "run_id": "b", "expect": "valid", "skip": why}]
+    rows = [{"run_id": "a", "verdict": "valid", "failed": []}]
+    assert judge_nightly(plan, rows) == [] and skipped_runs(plan) == [f"real-flink-tm-kills: {why}"]
+    note = nightly_note(plan, rows, None, [], base_url="http://h")
+    assert "**nightly: 1 scenario(s) as expected**" in note and f"- real-flink-tm-kills: {why}" in note
+    # not skipped on purpose, and no row: its task failed, a problem
+    unplanned = [plan[0], {k: v for k, v in plan[1].items() if k != "skip"}]
+    assert [p.split(":")[0] for p in judge_nightly(unplanned, rows)] == ["real-flink-tm-kills"]
+    # judged: the real run's row is held to its scenario (valid expected)
+    assert judge_nightly(unplanned, rows + [{"run_id": "b", "verdict": "valid", "failed": []}]) == []
+
+
+def test_without_a_distribution_a_real_scenario_is_refused_by_the_manual_form_and_planned_skipped(monkeypatch,
+                                                                                                  tmp_path):
+    from regionchaos.scenario import load
+
+    monkeypatch.setenv("FLINK_HOME", str(tmp_path / "no-flink"))
+    reason = form.real_flink_refusal(load("real-flink-tm-kills"))
+    assert "no Flink distribution" in reason and "scripts/setup.sh --flink" in reason and "FLINK_HOME" in reason
+    assert form.real_flink_refusal(load("smoke")) is None
+    (error,) = form.check_manual_conf({"scenario": "real-flink-tm-kills"})
+    assert error.param == "scenario" and "scripts/setup.sh --flink" in error.reason
+
+
+@pytest.mark.parametrize("conf, param, says", [
+    ({"scenario": "real-flink-tm-kills", "parallelism": 4}, "parallelism", "only the emulation reads it"),
+    ({"scenario": "real-flink-tm-kills", "decline": 0.1}, "decline", "only the emulation reads it"),
+    ({"scenario": "real-flink-tm-kills", "mutant": "failed-region-commits"}, "mutant", "a real run has none"),
+])
+def test_the_manual_form_refuses_the_emulation_s_knobs_for_a_real_scenario(conf, param, says, monkeypatch):
+    monkeypatch.setattr(form, "real_flink_refusal", lambda scenario: None)  # as with a distribution installed
+    errors = form.check_manual_conf(conf)
+    assert [e.param for e in errors] == [param] and says in errors[0].reason, errors
+    assert form.check_manual_conf({"scenario": "real-flink-tm-kills", "seed": 4}) == []
+
+
+def test_the_swarm_form_refuses_a_real_scenario():
+    (error,) = form.check_swarm_conf({"scenario": "real-flink-tm-kills"})
+    assert error.param == "scenario" and "this DAG only emulates the protocol" in error.reason, error
+
+
+def test_a_real_negative_control_shown_invalid_stays_green_and_says_so():
+    from regionchaos.scenario import load
+    from regionchaos_airflow.operators import run_outcome
+
+    control = load("real-flink-resume-older")
+    shown = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"]})},
+                        control)
+    assert shown.ok and shown.headline == "invalid as expected: a negative control; failed invariants: exactly_once_output"
+    more = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"],
+                                                                 "storage_safety": ["retained_objects_exist"]})},
+                       control)
+    assert not more.ok and "a negative control" in more.headline
 
 # -- swarm -------------------------------------------------------------------------------
 

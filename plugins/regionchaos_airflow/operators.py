@@ -46,7 +46,7 @@ from airflow.providers.standard.decorators.python import _PythonDecoratedOperato
 from airflow.sdk import BaseOperatorLink, get_current_context, task
 from airflow.sdk.bases.decorator import task_decorator_factory
 
-from regionchaos_airflow.runs import PLUGIN_PREFIX, RUN_ID_RE, result_row, view_links
+from regionchaos_airflow.runs import PLUGIN_PREFIX, RUN_ID_RE, result_row, skipped_runs, view_links
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,9 @@ def run_outcome(summary: dict[str, Any], scenario: Any = None) -> Outcome:
         ok, why = findings.meets_expectation(scenario, verdict, failed, shows["unknown"],
                                              failed_rules=shows["failed_rules"], explained=shows["explained"],
                                              must_show=False)
+        if ok and not findings.applicable(scenario):  # a real-Flink negative control: no finding to name
+            return Outcome(True, verdict, f"invalid as expected: a negative control; failed invariants: "
+                                          f"{', '.join(failed)}", failed)
         if ok:
             shown = [f for f in findings.applicable(scenario)
                      if set(f.rules_for(scenario)) & set(shows["failed_rules"])]
@@ -159,12 +162,15 @@ def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: 
                  problems: list[str], base_url: str | None = None) -> str:
     """The nightly DAG run's note: how many scenarios ran as expected, the problems, the runs view."""
     verdicts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
-    head = (f"**nightly: {len(plan)} scenario(s) as expected**" if not problems else
+    skipped = skipped_runs(plan)
+    head = (f"**nightly: {len(plan) - len(skipped)} scenario(s) as expected**" if not problems else
             f"**nightly FAILED: {len(problems)} problem(s)**")
     lines = [head, f"verdicts: {verdicts['valid']} valid, {verdicts['invalid']} invalid, {verdicts['unknown']} unknown"
              + (f"; swarm sample: {swarm['seeds']} seeds" if swarm and swarm.get("seeds") else "")]
     if problems:
         lines.append("\n".join(_problem_lines(problems)))
+    if skipped:
+        lines.append("skipped (not judged):\n" + "\n".join(f"- {line}" for line in skipped))
     lines.append(f"[Chaos runs]({runs_view_url(base_url)})")
     return "\n\n".join(lines)
 
@@ -341,13 +347,16 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
     as the process that started it (its human-facing artifacts are mirrored to
     `local_runs_dir()`). Fails (and so retries) on verdict ``unknown``.
     """
-    from airflow.sdk.exceptions import AirflowException
+    from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 
     from regionchaos import runner
     from regionchaos_airflow.storage import resolve_storage
 
     quiet_libraries()
     _label(entry)
+    if entry.get("skip"):  # a real-Flink scenario where no distribution is installed: skipped, never green valid
+        print(f"regionchaos skipped: {entry['skip']}", flush=True)
+        raise AirflowSkipException(entry["skip"])
     scenario = _scenario(entry)
     storage = resolve_storage()
     with suite_progress():
@@ -377,6 +386,9 @@ def spark_args(entry: dict[str, Any]) -> list[str]:
     if storage is None or not storage.endpoint_url:
         raise AirflowFailException("cluster mode needs shared storage: set the regionchaos_s3 "
                                    "connection or REGIONCHAOS_S3_ENDPOINT")
+    if entry["scenario"].get("backend", "emulation") != "emulation":
+        raise AirflowFailException(f"scenario {entry['scenario_name']} runs on real Flink (backend flink): the Spark "
+                                   "cluster only emulates; unset regionchaos_spark_conn_id to run it in local mode")
     args = ["--scenario", entry["scenario_name"], "--seed", str(entry["scenario"]["seed"]),
             "--run-id", entry["run_id"], "--s3-endpoint", storage.endpoint_url, "--bucket", storage.bucket]
     args += set_args(entry.get("overrides"))

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from regionchaos.nemesis import FAULT_KINDS
-from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load
+from regionchaos.scenario import MUTANTS, Faults, ScenarioError, catalogue, check_mutant, load, require_emulation
 from regionchaos.rescaleplan import (MAX_PARALLELISM, MAX_RESCALE_TEXT, RESCALE_EXAMPLE, RESCALE_PATTERN,  # noqa: F401
                                      parse_rescale)
 
@@ -53,9 +53,24 @@ OVERRIDE_KEYS = {
     **{name: f"faults.{name}" for name in FAULT_FIELDS},
 }
 
-def scenario_names() -> list[str]:
-    """Catalogue scenario names, sorted (the scenario enum)."""
-    return sorted(catalogue())
+def scenario_names(backend: str | None = None) -> list[str]:
+    """Catalogue scenario names, sorted (the scenario enum); ``backend``: only those of this backend
+    (the swarm and the form's optional fields are the emulation's)."""
+    return sorted(catalogue(backend))
+
+
+def real_flink_refusal(scenario) -> str | None:
+    """Why a ``backend: flink`` scenario cannot run here (no Flink distribution or Java: the reason names
+    ``scripts/setup.sh --flink`` and FLINK_HOME), else None (also for an emulated scenario)."""
+    if scenario.backend != "flink":
+        return None
+    from regionchaos.flink.dist import FlinkNotInstalled, find_dist
+
+    try:
+        find_dist()
+    except FlinkNotInstalled as exc:
+        return f"scenario {scenario.name} runs on real Flink, and this machine has no Flink distribution: {exc}"
+    return None
 
 
 def mutant_choices() -> list[str]:
@@ -100,8 +115,9 @@ _SCENARIO_VALUE: dict[str, Callable[[Any], Any]] = {
 
 @functools.lru_cache(maxsize=1)
 def scenario_values() -> dict[str, dict[str, Any]]:
-    """param -> catalogue scenario name -> the value an empty field keeps (read from the catalogue)."""
-    scenarios = {name: load(name) for name in scenario_names()}
+    """param -> emulated catalogue scenario name -> the value an empty field keeps (read from the catalogue;
+    a real-Flink scenario takes none of these fields but the seed)."""
+    scenarios = {name: load(name) for name in scenario_names("emulation")}
     return {param: {name: get(sc) for name, sc in scenarios.items()} for param, get in _SCENARIO_VALUE.items()}
 
 
@@ -112,7 +128,7 @@ def empty_keeps(param: str) -> str:
     for name, value in scenario_values()[param].items():
         groups.setdefault(_shown_value(value), []).append(name)
     if len(groups) == 1:
-        return f"Empty: the scenario's value, {next(iter(groups))} in every catalogue scenario."
+        return f"Empty: the scenario's value, {next(iter(groups))} in every emulated scenario."
     ordered = sorted(groups.items(), key=lambda item: (len(item[1]), item[0]))
     *rare, (common, _) = ordered
     parts = [f"{value} in {', '.join(names)}" for value, names in rare]
@@ -134,14 +150,14 @@ def mutant_labels() -> dict[str, str]:
             **{name: f"{name}: {what}" for name, what in MUTANTS.items()}}
 
 
-def _scenario_param(default: str, description: str, **extra: Any) -> Any:
+def _scenario_param(default: str, description: str, names: list[str] | None = None, **extra: Any) -> Any:
     """The scenario field: text with the catalogue names as suggestions (``examples``), not a
     closed list. A closed list lets a person type a name that matches nothing ("No options")
     and trigger with the previous choice still set; typed text is sent as typed, and an unknown
     name is refused by Airflow (``pattern``) and by the whole-form check, naming the known ones."""
     from airflow.sdk import Param
 
-    names = scenario_names()
+    names = names or scenario_names()
     return Param(default, type="string", examples=names,
                  pattern="^(?:" + "|".join(re.escape(n) for n in names) + ")$",
                  title="Scenario", description=f"{description} Known: {', '.join(names)}.", **extra)
@@ -161,7 +177,9 @@ def manual_params() -> dict[str, Any]:
     partitionings = scenario_values()["partitioning"]
     return {
         "scenario": _scenario_param("smoke" if "smoke" in names else names[0],
-                                    "Catalogue scenario to run (regionchaos/catalogue/*.yaml).", section="Scenario"),
+                                    "Catalogue scenario to run (regionchaos/catalogue/*.yaml). The real-Flink ones "
+                                    f"({', '.join(scenario_names('flink'))}: backend flink, a loopback cluster, "
+                                    "minutes) take the seed and no other field of this form.", section="Scenario"),
         "seed": _optional("seed", "integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
                           "Scenario", **_range(0, MAX_FORM_SEED)),
         "parallelism": _optional(
@@ -210,8 +228,9 @@ def swarm_params() -> dict[str, Any]:
     from airflow.sdk import Param
 
     return {
-        "scenario": _scenario_param("smoke", "Base scenario; the swarm turns on faults.swarm, so each "
-                                    "seed also draws which fault kinds are on and how likely."),
+        "scenario": _scenario_param("smoke", "Base scenario (an emulated one); the swarm turns on faults.swarm, so "
+                                    "each seed also draws which fault kinds are on and how likely.",
+                                    scenario_names("emulation")),
         "seeds": Param(200, type="integer", **_range(1, 100_000), title="Seeds",
                        description="How many consecutive seeds to run (1 to 100,000)."),
         "first_seed": Param(None, type=["null", "integer"], **_range(0, MAX_FORM_SEED),
@@ -354,6 +373,9 @@ def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None
 
     if name == "scenario" and isinstance(value, str) and value not in catalogue():
         return f"unknown scenario {value!r}; known: {', '.join(scenario_names())}"  # never another scenario
+    if name == "scenario" and isinstance(value, str) and value not in schema.get("examples", [value]):
+        return (f"{value!r} runs on real Flink (backend flink), and this DAG only emulates the protocol; "
+                f"known: {', '.join(schema['examples'])}")  # the swarm's form offers the emulated ones
     if name == "rescale" and isinstance(value, str):
         try:  # the plan's own reasons (which pair, why) rather than the pattern
             parse_rescale(value)
@@ -425,11 +447,17 @@ def check_conf(spec: Mapping[str, Any], conf: Any, whole: Callable[[dict[str, An
 
 
 def _whole_manual(values: dict[str, Any]) -> None:
-    scenario_from_params(values)
-    mutant_from_params(values)
+    scenario = scenario_from_params(values)
+    if mutant_from_params(values) and scenario.backend == "flink":
+        raise ScenarioError([("mutant", f"scenario {scenario.name} runs on real Flink: mutants break the emulated "
+                                        "protocol, a real run has none")])
+    refusal = real_flink_refusal(scenario)
+    if refusal:
+        raise ScenarioError([("scenario", refusal)])
 
 
 def _whole_swarm(values: dict[str, Any]) -> None:
+    require_emulation(load(values["scenario"]), "the swarm")  # before faults.swarm, which it would refuse
     load(values["scenario"], overrides={"faults.swarm": True})
     check_mutant(values["mutant"])
 

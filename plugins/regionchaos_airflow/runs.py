@@ -219,7 +219,8 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
 
     A run may fail only the rules of recorded findings that apply to its scenario's settings
     (``regionchaos.findings``); a finding's own scenario must show it; a run without a
-    row (its task failed) or with verdict unknown is a problem either way.
+    row (its task failed) or with verdict unknown is a problem either way, but for a run the
+    plan skipped (``skip``: a real-Flink scenario without a distribution), listed by `skipped_runs`.
     """
     from regionchaos.findings import meets_expectation
     from regionchaos.scenario import from_dict, load
@@ -229,6 +230,8 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
     for entry in plan:
         name, run_id = entry["scenario_name"], entry["run_id"]
         row = by_run.get(run_id)
+        if row is None and entry.get("skip"):
+            continue
         if row is None:
             problems.append(f"{name}: no result (its task failed), run {run_id}")
             continue
@@ -238,6 +241,11 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
         if not ok:
             problems.append(f"{name}: {row.get('verdict')}, {why}; replay: {row.get('replay')}")
     return problems
+
+
+def skipped_runs(plan: list[dict[str, Any]]) -> list[str]:
+    """The plan's runs skipped on purpose, each with its reason (the nightly's note says them)."""
+    return [f"{entry['scenario_name']}: {entry['skip']}" for entry in plan if entry.get("skip")]
 
 
 def mapped_rows(value: Any) -> list[dict[str, Any]]:

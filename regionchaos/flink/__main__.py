@@ -9,7 +9,8 @@ Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the 
      its ``verdict`` is GX's over the applicable suites, ``gx`` holds each suite's verdict and the suites
      "not applicable" apart (the first milestone's Python check stays in ``exactly_once``); exit 0 valid,
      1 invalid, 2 bad input (the field named, nothing run or written), 3 unknown (also: no Flink installed).
-     Until issue 31's scenarios exist this is the real-Flink backend's entry point (not `regionchaos run`).
+     A run without a scenario: `regionchaos run --scenario real-flink-...` runs the catalogue's real-Flink
+     scenarios through the run package (summary, report, Data Docs at the run prefix's root).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 import pydantic
 
 from regionchaos.flink.dist import REPO_ROOT, FlinkNotInstalled, find_dist
-from regionchaos.flink.run import FlinkRunSpec, run_flink
+from regionchaos.flink.run import run_flink
+from regionchaos.flink.spec import FlinkRunSpec
 from regionchaos.run import ExitCode, exit_code, parse_set
 from regionchaos.scenario import ScenarioError
 from regionchaos.storage import ObjectStore, StorageConfig, ensure_storage

@@ -2,13 +2,14 @@
 
 In:  a SparkSession and the run's `ObjectStore` (the artifacts `regionchaos.flink.artifacts.store_artifacts`
      wrote; rows by `regionchaos.flink.tables.build_rows`).
-Out: `judge_stored(spark, store, run_id)` -> ``{"verdict", "checks", "suites", "not_applicable", "storage"}``:
+Out: `judge_stored(spark, store, run_id)` -> ``{"verdict", "checks", "suites", "not_applicable", "storage", "stats"}``:
      every suite's check (backend ``flink``: the suites whose YAML ``applies_to`` names it judge, with the
      rules listed there; the others are `validate.NOT_APPLICABLE`, counted neither way), the verdict merged over
      the applicable ones (one that did not run is unknown, never valid), ``suites``: suite -> valid / invalid /
-     unknown, ``not_applicable``: the suites listed apart, ``storage``: named / lost / leaked file counts.
-     Written under the run prefix: ``flink/validation/results.json`` and, when asked, GX's Data Docs under
-     ``flink/datadocs/``.
+     unknown, ``not_applicable``: the suites listed apart, ``storage``: named / lost / leaked file counts (also
+     as ``stats.storage_files``, for a run's summary). Written under the run prefix (``prefix``: ``flink/`` for
+     ``python -m regionchaos.flink``, the prefix's root for `regionchaos run`, as an emulated run's):
+     ``validation/results.json`` and, when asked, GX's Data Docs under ``datadocs/``.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def verdict_by_suite(checks: list[dict]) -> tuple[dict[str, str], list[str]]:
     return judged, [c["name"] for c in checks if not validate.applies(c)]
 
 
-def judge_stored(spark, store: ObjectStore, run_id: str, *, docs: bool = False) -> dict:
-    """Judge the stored real run (see the module docstring); writes its results under ``flink/``."""
+def judge_stored(spark, store: ObjectStore, run_id: str, *, docs: bool = False, prefix: str = PREFIX) -> dict:
+    """Judge the stored real run (see the module docstring); writes its results under ``prefix``."""
     rows = flink_tables.build_rows(store, run_id)
     frames, total = spark_tables(spark, rows)
     docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-flink-docs-")) if docs else None
@@ -50,12 +51,13 @@ def judge_stored(spark, store: ObjectStore, run_id: str, *, docs: bool = False) 
                                                     backend=BACKEND)
         judged = per_run[run_id]
         suites, not_applicable = verdict_by_suite(judged["checks"])
-        out = {**judged, "suites": suites, "not_applicable": not_applicable,
-               "storage": flink_tables.storage_counts(flink_tables.dumps_of(store),
-                                                      flink_tables.read_json(store, PREFIX + "inventory.json"))}
-        items = [(PREFIX + "validation/results.json", json.dumps(out, indent=1, sort_keys=True, default=str).encode())]
+        storage = flink_tables.storage_counts(flink_tables.dumps_of(store),
+                                              flink_tables.read_json(store, PREFIX + "inventory.json"))
+        out = {**judged, "suites": suites, "not_applicable": not_applicable, "storage": storage,
+               "stats": {"storage_files": storage}}
+        items = [(prefix + "validation/results.json", json.dumps(out, indent=1, sort_keys=True, default=str).encode())]
         if docs_dir is not None:
-            items += [(PREFIX + "datadocs/" + p.relative_to(docs_dir).as_posix(), p.read_bytes())
+            items += [(prefix + "datadocs/" + p.relative_to(docs_dir).as_posix(), p.read_bytes())
                       for p in sorted(docs_dir.rglob("*")) if p.is_file()]
         store.put_many(items)
     finally:

@@ -1,7 +1,8 @@
 """One seeded chaos run on a real Flink cluster: faults, artifacts under the run's S3 prefix, a first check.
 
-In:  a `FlinkRunSpec` (seed, the job's shape, the faults to draw, which checkpoint a resume takes), an
-     `ObjectStore` for the run's prefix, a scratch folder (the cluster's files, checkpoints and output).
+In:  a `FlinkRunSpec` (`regionchaos.flink.spec`: seed, the job's shape, the faults to draw, which checkpoint a
+     resume takes), an `ObjectStore` for the run's prefix, a scratch folder (the cluster's files, checkpoints,
+     output).
 Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json``): the faults drawn and
      applied, the jobs, the restore point, ``exactly_once`` (regionchaos.flink.checks, computed from
      the artifacts read back from S3) and a verdict: ``valid`` (the job finished and the check passed),
@@ -24,50 +25,23 @@ Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json`
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
-from typing import Literal
-
-import pydantic
 
 from regionchaos.faultkinds import Stream, stream_rng
 from regionchaos.flink import build
 from regionchaos.flink.artifacts import as_json, judge, named_files, store_artifacts
 from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, dist_defaults
 from regionchaos.flink.dist import FlinkDist, find_dist
+from regionchaos.flink.spec import FlinkRunSpec
 from regionchaos.flink.watch import CheckpointWatcher
 from regionchaos.run.verdict import Verdict
 from regionchaos.storage import ObjectStore
 
 ENDED = ("FINISHED", "FAILED", "CANCELED")
-
-
-class FlinkRunSpec(pydantic.BaseModel):
-    """The run's shape; every field is validated (bad input names the field)."""
-
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
-
-    seed: int = pydantic.Field(ge=0)
-    records: int = pydantic.Field(20000, ge=1)
-    keys: int = pydantic.Field(16, ge=1)
-    duration_s: float = pydantic.Field(40.0, gt=0)
-    parallelism: int = pydantic.Field(2, ge=1)
-    taskmanagers: int = pydantic.Field(2, ge=1)
-    slots: int = pydantic.Field(2, ge=1)
-    interval_ms: int = pydantic.Field(500, ge=100)
-    state_backend: Literal["hashmap", "rocksdb"] = "hashmap"
-    retained: int = pydantic.Field(3, ge=1)
-    tm_kills: int = pydantic.Field(1, ge=0)
-    jm_kill: bool = False
-    resume: Literal["latest", "older"] = "latest"
-    inline_threshold_bytes: int | None = pydantic.Field(None, ge=0, le=1 << 20)  # None: Flink's default (20 KB)
-
-    @pydantic.model_validator(mode="after")
-    def _resume_needs_jm_kill(self) -> FlinkRunSpec:
-        if self.resume == "older" and not self.jm_kill:
-            raise ValueError("resume: 'older' needs jm_kill: true (a resume follows a JobManager kill)")
-        return self
 
 
 def draw_faults(spec: FlinkRunSpec) -> list[dict]:
@@ -270,3 +244,24 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
     store.put("flink/checks/exactly_once.json", as_json(check))
     store.put("flink/summary.json", as_json(summary))
     return summary
+
+
+def run_in_scratch(spec: FlinkRunSpec, store: ObjectStore, dist: FlinkDist | None = None) -> dict:
+    """`run_flink` in a fresh temporary folder (``$TMPDIR/regionchaos-flink-*``), removed when it returns or
+    raises: what is judged is under the run's prefix by then (`regionchaos.runner.start`'s real runs)."""
+    scratch = Path(tempfile.mkdtemp(prefix="regionchaos-flink-"))
+    try:
+        return run_flink(spec, store, scratch, dist)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_stats(summary: dict) -> dict:
+    """What a real run counted, for its ``summary.json`` ``stats`` (the drawn faults go to ``drawn``)."""
+    events = [e["event"] for e in summary["events"]]
+    return {"backend": "flink", "flink_version": summary["flink_version"], "final_state": summary["final_state"],
+            "jobs": len(summary["jobs"]), "taskmanager_kills": events.count("tm_kill"),
+            "jobmanager_kills": events.count("jm_kill"), "restored_from": summary["restored_from"],
+            "checkpoints_copied": summary["checkpoints_copied"], "metadata_dumped": summary["metadata_dumped"],
+            "records": summary["source"]["records"], "unknown_because": summary["unknown_because"],
+            "processes_started": summary["pids_started"], "wall_seconds_flink": summary["wall_seconds"]}

@@ -11,6 +11,7 @@ Out: `verdict` (``ExitCode``, ``Verdict`` and its one merge, ``exit_code``, ``un
 from __future__ import annotations
 
 from .overrides import format_set, parse_set, set_args
-from .verdict import ExitCode, Verdict, exit_code, unknown_result
+from .verdict import NOT_APPLICABLE, ExitCode, Verdict, exit_code, unknown_result
 
-__all__ = ["ExitCode", "Verdict", "exit_code", "format_set", "parse_set", "set_args", "unknown_result"]
+__all__ = ["NOT_APPLICABLE", "ExitCode", "Verdict", "exit_code", "format_set", "parse_set", "set_args",
+           "unknown_result"]

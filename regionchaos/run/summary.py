@@ -4,7 +4,7 @@ In:  what a run is (run id, scenario, mutant, replay line, where its prefix is),
      emulation counted (its stats and drawn parameters; empty when it ran elsewhere, e.g.
      ``spark_jobs/emulate.py`` on a cluster) and what the judge returned (``checks``,
      ``verdict``, ``stats``, optionally ``error``).
-Out: `build_summary`: ``run_id, scenario, seed, mutant, verdict, expect, checks, stats, drawn,
+Out: `build_summary`: ``run_id, scenario, seed, mutant, backend, verdict, expect, checks, stats, drawn,
      report, datadocs, storage, replay``, the recorded findings that apply to these settings
      and, for the correct protocol, whether the run is as its scenario expects
      (``as_expected``); ``error`` when the judge gave one.
@@ -37,6 +37,7 @@ def build_summary(run_id: str, scenario, mutant: str | None, *, stats: dict, dra
         "scenario": scenario.name,
         "seed": scenario.seed,
         "mutant": mutant,
+        "backend": scenario.backend,
         "verdict": verdict,
         "expect": scenario.expect.model_dump(),
         "checks": checks,

@@ -5,7 +5,8 @@ In:  verdicts (``"valid"``, ``"invalid"``, ``"unknown"``), check results' ``succ
 Out: ``Verdict.merge`` (false > unknown > true: one failure makes the whole invalid, else one
      unknown makes it unknown, and nothing at all is unknown, never valid), ``exit_code``
      (0 valid, 1 invalid, 3 unknown or no verdict; 2 is bad input, decided before any run),
-     and ``unknown_result`` (the one judged result of a run that could not be judged).
+     ``unknown_result`` (the one judged result of a run that could not be judged) and ``NOT_APPLICABLE``
+     (the ``state`` of a check whose suite does not apply to the run's backend: neither passed nor failed).
 
 Verdicts stay plain strings in every dict this returns, so JSON, YAML and the plugin's
 pydantic models see exactly what they saw before this module existed.
@@ -15,6 +16,9 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 from typing import Iterable
+
+
+NOT_APPLICABLE = "not_applicable"
 
 
 class ExitCode(IntEnum):
