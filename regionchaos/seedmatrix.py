@@ -17,7 +17,7 @@ from typing import NamedTuple
 from . import runner
 from .findings import outcome
 from .run import unknown_result
-from .scenario import load
+from .scenario import load, require_emulation
 
 
 class Cell(NamedTuple):
@@ -38,6 +38,8 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
 
     say = console.print if console is not None else (lambda *a, **k: None)
     cells = list(cells)
+    for cell in cells:  # a real-Flink cell is refused before anything is written
+        require_emulation(load(cell.scenario, overrides=cell.overrides, seed=cell.seed), "the seeds matrix")
     out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:

@@ -58,3 +58,10 @@ def test_discovered_splits_survive_global_restores(sample):
                                  explained=r["explained"])[0], r
         assert not {"reachable_global_state", "exactly_once_output"} & set(r["failed"]), r
 
+
+
+def test_a_real_flink_cell_is_refused_before_anything_runs():
+    from regionchaos.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError, match="real-flink-tm-kills runs on real Flink"):
+        judge_cells([Cell("smoke", 2), Cell("real-flink-tm-kills", 1)], storage=object(), spark=object())
