@@ -449,12 +449,15 @@ class GXValidator:
         import great_expectations as gx
         from great_expectations.data_context.types.base import ProgressBarsConfig
 
+        from .spark import get_spark
+
         self.gx = gx
         self.suites = load_suites(directory)
         self.custom = load_custom(directory)
         context = gx.get_context(mode="ephemeral")
         context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.context = context
+        get_spark()  # GX's Spark data source starts a session of its own (local[*], no Arrow) if none runs
         asset = context.data_sources.add_spark("regionchaos").add_dataframe_asset("run")
         self.batch = asset.add_batch_definition_whole_dataframe("runs")
         self.definitions = self._definitions(self.suites, DEFAULT_BACKEND)

@@ -66,7 +66,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return SparkFilesTogether(config, log)
 
 
+def all_flink_tests(config: pytest.Config) -> bool:
+    """Run every real-Flink test (``REGIONCHAOS_FLINK_TESTS=all``, or a ``-m`` that names flink), not
+    only the short one the README's test command takes (``flink_ci``): each starts a real cluster,
+    9-10 minutes for all of them here."""
+    return os.environ.get("REGIONCHAOS_FLINK_TESTS") == "all" or "flink" in (config.option.markexpr or "")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, the Spark files first (the scheduler hands out groups in this order)."""
+    """Under xdist, the Spark files first (the scheduler hands out groups in this order). The long
+    real-Flink tests are skipped, with the way to run them, unless `all_flink_tests`."""
+    if not all_flink_tests(config):
+        skip = pytest.mark.skip(reason="a long real-Flink test: REGIONCHAOS_FLINK_TESTS=all (or -m flink) runs it; "
+                                       "the test command runs the short one (marked flink_ci)")
+        for item in items:
+            if item.get_closest_marker("flink") and not item.get_closest_marker("flink_ci"):
+                item.add_marker(skip)
     if getattr(config.option, "numprocesses", None):
         items.sort(key=lambda item: file_group(config.rootpath, item.nodeid) != SPARK_GROUP)

@@ -1,6 +1,6 @@
 """The real-Flink backend (issue 31, first milestone): a loopback cluster, one chaos run, the control.
 
-In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/setup.sh --flink``
+In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/setup.sh``
      or ``FLINK_HOME``): the tests marked ``flink`` are skipped, with the reason, when there is none.
      The embedded S3 server of tests/conftest_storage.py (`object_store`).
 Out: the cluster binds loopback only, on free ports (not Flink's fixed 8081/6123), and stops every

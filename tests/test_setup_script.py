@@ -31,7 +31,9 @@ JAVA_VERSIONS = {  # what `java -version` prints (on stderr) -> major
 
 VENV_PYTHON = """#!/bin/bash
 # stub of .venv/bin/python: pip records its arguments; installing uv makes a stub uv that
-# records its own (or fails, when the index has no uv: $STATE/no-uv)
+# records its own (or fails, when the index has no uv: $STATE/no-uv). Both, given --target DIR (the
+# Flink distribution), make DIR/pyflink/bin/flink, as the wheel has it.
+TARGET='for ((i = 1; i < $#; i++)); do if [ "${!i}" = --target ]; then j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"; fi; done'
 case "$1" in
   --version) echo "Python 3.11.7" ;;
   -c) exit 0 ;;
@@ -39,14 +41,10 @@ case "$1" in
     echo "pip $*" >> "$LOG"
     if [ "${@: -1}" = uv ]; then
       [ -e "$STATE/no-uv" ] && exit 1
-      printf '#!/bin/bash\\necho "uv $*" >> "$LOG"\\n' > "$(dirname "$0")/uv" && chmod +x "$(dirname "$0")/uv"
+      { echo '#!/bin/bash'; echo 'echo "uv $*" >> "$LOG"'; echo "$TARGET"; } > "$(dirname "$0")/uv"
+      chmod +x "$(dirname "$0")/uv"
     fi
-    # pip install --target DIR (the Flink distribution): DIR/pyflink/bin/flink, as the wheel has it
-    for ((i = 1; i < $#; i++)); do
-      if [ "${!i}" = --target ]; then
-        j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"
-      fi
-    done ;;
+    eval "$TARGET" ;;
 esac
 """
 
@@ -204,18 +202,18 @@ def test_a_healthy_venv_is_left_alone_and_a_second_run_does_nothing(machine):
     marker.touch()
     second, log = machine()
     assert second.returncode == 0, second.stderr
-    assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q") == 1
+    assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q --compile-bytecode") == 1
 
 
-FLINK_INSTALL = ("pip -m pip install -q --no-deps --target .flink/2.3.0.partial "
+FLINK_INSTALL = ("uv pip install -q --no-deps --python .venv/bin/python --target .flink/2.3.0.partial "
                  "apache-flink==2.3.0 apache-flink-libraries==2.3.0")
 
 
-def test_flink_is_installed_into_its_own_folder_only_with_the_flag_and_only_once(machine):
-    done, log = machine()
+def test_flink_is_installed_into_its_own_folder_by_default_once_and_not_with_no_flink(machine):
+    done, log = machine(args=("--no-flink",))
     assert done.returncode == 0, done.stderr
     assert "--target" not in log and not (machine.project / ".flink").exists()
-    done, log = machine(args=("--flink",))
+    done, log = machine()
     assert done.returncode == 0, done.stderr
     assert FLINK_INSTALL in log
     assert (machine.project / ".flink" / "2.3.0" / "pyflink" / "bin" / "flink").is_file()

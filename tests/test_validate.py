@@ -398,3 +398,19 @@ def test_the_spark_job_judges_a_run_emulated_elsewhere(s3_server, spark, capsys)
     assert summary["datadocs"] is None and not store.list_keys("datadocs/")
     assert store.get("report/index.html").startswith(b"<!DOCTYPE html>")
     assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
+
+
+def test_a_validator_built_before_any_session_judges_on_the_project_s_session():
+    """GX's Spark data source starts a session of its own (``local[*]``, no Arrow) when none runs, and
+    `get_spark` would then adopt it: tables with a null integer column could not be loaded (seen on a
+    real-Flink run judged after a test had built the validator). In a fresh process: the validator
+    first, then the session it left running is the project's."""
+    import subprocess
+    import sys
+
+    code = ("from regionchaos.validate import GXValidator; GXValidator.get(); "
+            "from pyspark.sql import SparkSession; s = SparkSession.getActiveSession(); "
+            "print('SESSION', s.sparkContext.appName, s.conf.get('spark.sql.execution.arrow.pyspark.enabled'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("SESSION", 1)[1].split() == ["regionchaos", "true"], done.stdout

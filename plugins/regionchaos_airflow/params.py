@@ -61,7 +61,7 @@ def scenario_names(backend: str | None = None) -> list[str]:
 
 def real_flink_refusal(scenario) -> str | None:
     """Why a ``backend: flink`` scenario cannot run here (no Flink distribution or Java: the reason names
-    ``scripts/setup.sh --flink`` and FLINK_HOME), else None (also for an emulated scenario)."""
+    ``scripts/setup.sh`` and FLINK_HOME), else None (also for an emulated scenario)."""
     if scenario.backend != "flink":
         return None
     from regionchaos.flink.dist import FlinkNotInstalled, find_dist

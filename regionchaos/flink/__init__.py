@@ -1,6 +1,6 @@
 """A real Apache Flink cluster as a second source of artifacts (issue 31, work in progress).
 
-In:  a Flink distribution (env ``FLINK_HOME``, else the pinned one ``scripts/setup.sh --flink``
+In:  a Flink distribution (env ``FLINK_HOME``, else the pinned one ``scripts/setup.sh``
      installs into ``.flink/VERSION/pyflink``), Java, a seed and a run's shape (a scenario with
      ``backend: flink``).
 Out: a chaos run on a loopback cluster whose raw artifacts (metadata dumps, checkpoint inventory,

@@ -1,7 +1,7 @@
 """Find the Flink distribution to run, and check that Java can run it.
 
 In:  the environment (``FLINK_HOME``: a distribution's folder, holding ``bin/`` and ``lib/``), else the
-     pinned distribution ``scripts/setup.sh --flink`` installs under ``.flink/VERSION/pyflink``; the
+     pinned distribution ``scripts/setup.sh`` installs under ``.flink/VERSION/pyflink``; the
      ``java``, ``javac`` and ``jar`` on PATH (or under ``JAVA_HOME/bin``).
 Out: a `FlinkDist` (home, version read from ``lib/flink-dist-VERSION.jar``, the Java tools), or
      `FlinkNotInstalled` naming what is missing and how to install it.
@@ -20,7 +20,7 @@ from pathlib import Path
 PINNED_VERSION = "2.3.0"  # scripts/setup.sh installs this one (FLINK_VERSION there)
 MIN_JAVA = 11  # Flink 2.x runs on Java 11, 17, 21
 REPO_ROOT = Path(__file__).resolve().parents[2]
-INSTALL_HINT = "run `scripts/setup.sh --flink` or set FLINK_HOME to a Flink distribution"
+INSTALL_HINT = "run `scripts/setup.sh` (it installs the pinned one) or set FLINK_HOME to a Flink distribution"
 
 
 class FlinkNotInstalled(RuntimeError):
