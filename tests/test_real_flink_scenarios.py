@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from regionchaos import cli, findings, runner
+from regionchaos import cli, findings, runner, validate
 from regionchaos.flink.dist import FlinkNotInstalled, find_dist
 from regionchaos.report import build_report
 from regionchaos.run import parse_set
@@ -301,3 +301,42 @@ def test_ctrl_c_during_a_real_run_stops_every_process_and_removes_the_scratch_fo
     assert run.returncode != 0
     assert [pid for pid in started if _alive(pid)] == [] and _processes_naming(str(scratch)) == []
     assert [p.name for p in scratch.iterdir() if p.name.startswith("regionchaos-flink-")] == []
+
+
+# -- a distribution with FLIP-600's regional checkpoints ---------------------------------------------
+
+def _fake_dist(home, entries: dict[str, bytes]):
+    import zipfile
+
+    (home / "lib").mkdir(parents=True)
+    with zipfile.ZipFile(home / "lib" / "flink-dist-9.9-SNAPSHOT.jar", "w") as jar:
+        for name, body in entries.items():
+            jar.writestr(name, body)
+    return home
+
+
+def test_regional_checkpoints_are_read_from_the_distribution_s_own_jar(tmp_path):
+    from regionchaos.flink.dist import OPTIONS_CLASS, REGIONAL_HANDLER, regional_checkpoints
+
+    handler = _fake_dist(tmp_path / "a", {REGIONAL_HANDLER: b"\xca\xfe", "org/x/Y.class": b""})
+    knows_key = _fake_dist(tmp_path / "b", {OPTIONS_CLASS: b"..execution.checkpointing.region.enabled.."})
+    released = _fake_dist(tmp_path / "c", {OPTIONS_CLASS: b"..execution.checkpointing.interval.."})
+    assert [regional_checkpoints(h) for h in (handler, knows_key, released)] == [True, True, False]
+    if DIST is not None:  # the pinned, released distribution has none
+        assert regional_checkpoints(DIST.home) is False
+
+
+def test_on_a_regional_distribution_the_flip_s_own_suites_are_unknown_never_not_applicable():
+    from regionchaos.flink.judging import FLIP600_SUITES, with_regional
+
+    suites = validate.load_suites()
+    checks = [{"name": s.name, "suite": s.name, "invariant": s.invariant, "success": True}
+              if s.name in APPLICABLE else validate.not_applicable_check(s, "flink") for s in suites]
+    assert validate.judged(with_regional(checks, False))["verdict"] == "valid"
+    regional = with_regional(checks, True)
+    unknown = [c["name"] for c in regional if c.get("success") is None and validate.applies(c)]
+    assert sorted(unknown) == sorted(FLIP600_SUITES) and all("regional" in c["error"] for c in regional
+                                                              if c["name"] in FLIP600_SUITES)
+    assert validate.judged(regional)["verdict"] == "unknown"
+    assert [c["name"] for c in regional if not validate.applies(c)] == [
+        s.name for s in suites if s.name not in APPLICABLE and s.name not in FLIP600_SUITES]

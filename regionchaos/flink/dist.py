@@ -4,7 +4,9 @@ In:  the environment (``FLINK_HOME``: a distribution's folder, holding ``bin/`` 
      pinned distribution ``scripts/setup.sh`` installs under ``.flink/VERSION/pyflink``; the
      ``java``, ``javac`` and ``jar`` on PATH (or under ``JAVA_HOME/bin``).
 Out: a `FlinkDist` (home, version read from ``lib/flink-dist-VERSION.jar``, the Java tools), or
-     `FlinkNotInstalled` naming what is missing and how to install it.
+     `FlinkNotInstalled` naming what is missing and how to install it; `regional_checkpoints(home)`:
+     does the distribution have FLIP-600's regional checkpoints (its ``RegionalCheckpointHandler``, or a
+     configuration class that knows ``execution.checkpointing.region.enabled``)?
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +68,27 @@ def dist_version(home: Path) -> str:
         if match:
             return match.group(1)
     raise FlinkNotInstalled(f"no lib/flink-dist-VERSION.jar under {home}: {INSTALL_HINT}")
+
+
+REGIONAL_HANDLER = "org/apache/flink/runtime/checkpoint/RegionalCheckpointHandler.class"  # FLIP-600's implementation
+REGIONAL_KEY = b"execution.checkpointing.region.enabled"  # the FLIP's switch (seeds/, PROTOCOL.md)
+OPTIONS_CLASS = "org/apache/flink/configuration/CheckpointingOptions.class"
+
+
+def regional_checkpoints(home: Path) -> bool:
+    """Does the distribution under ``home`` have FLIP-600's regional checkpoints? Its ``flink-dist`` jar holds
+    the handler class, or its checkpointing options know the FLIP's switch. Released Flink (2.3.0): no."""
+    for jar in sorted((home / "lib").glob("flink-dist*.jar")):
+        try:
+            with zipfile.ZipFile(jar) as archive:
+                names = set(archive.namelist())
+                if REGIONAL_HANDLER in names:
+                    return True
+                if OPTIONS_CLASS in names and REGIONAL_KEY in archive.read(OPTIONS_CLASS):
+                    return True
+        except (OSError, zipfile.BadZipFile):
+            continue
+    return False
 
 
 def java_tool(name: str, env: Mapping[str, str] = os.environ) -> str:

@@ -10,6 +10,10 @@ Out: `judge_stored(spark, store, run_id)` -> ``{"verdict", "checks", "suites", "
      as ``stats.storage_files``, for a run's summary). Written under the run prefix (``prefix``: ``flink/`` for
      ``python -m regionchaos.flink``, the prefix's root for `regionchaos run`, as an emulated run's):
      ``validation/results.json`` and, when asked, GX's Data Docs under ``datadocs/``.
+     A distribution with FLIP-600's regional checkpoints (``regional_checkpoints`` in ``flink/run.json``,
+     `regionchaos.flink.dist.regional_checkpoints`): the FLIP's own suites (`FLIP600_SUITES`) apply to it,
+     and this backend does not read its regional decisions yet, so they are unknown (`with_regional`), never
+     "not applicable" and never passed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,18 @@ from regionchaos.storage import ObjectStore
 from regionchaos.tables import frame_of, to_spark
 
 BACKEND = "flink"
+FLIP600_SUITES = ("decisions_follow_rules", "flip_bounds", "notifications")  # regional decisions, ref chains, notifications
+
+
+def with_regional(checks: list[dict], regional: bool) -> list[dict]:
+    """``checks`` as judged for a distribution with (``regional``) or without FLIP-600's regional
+    checkpoints: with them, the FLIP's own suites apply but are not evaluated by this backend: unknown."""
+    if not regional:
+        return checks
+    why = ("this Flink distribution has FLIP-600's regional checkpoints, so this suite applies, but the "
+           "real-Flink backend does not read regional decisions from its artifacts yet: not evaluated")
+    return [{**c, "state": None, "success": None, "error": why, "reason": why}
+            if c["name"] in FLIP600_SUITES and not validate.applies(c) else c for c in checks]
 
 
 def spark_tables(spark, rows: dict[str, list[tuple]]) -> tuple[dict, int]:
@@ -49,7 +65,8 @@ def judge_stored(spark, store: ObjectStore, run_id: str, *, docs: bool = False, 
     try:
         per_run, _timings, _result = validate.judge(spark, frames, [run_id], total_rows=total, docs_dir=docs_dir,
                                                     backend=BACKEND)
-        judged = per_run[run_id]
+        regional = bool(flink_tables.read_json(store, PREFIX + "run.json").get("regional_checkpoints"))
+        judged = validate.judged(with_regional(per_run[run_id]["checks"], regional))
         suites, not_applicable = verdict_by_suite(judged["checks"])
         storage = flink_tables.storage_counts(flink_tables.dumps_of(store),
                                               flink_tables.read_json(store, PREFIX + "inventory.json"))

@@ -35,7 +35,7 @@ from regionchaos.faultkinds import Stream, stream_rng
 from regionchaos.flink import build
 from regionchaos.flink.artifacts import as_json, judge, named_files, store_artifacts
 from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, dist_defaults
-from regionchaos.flink.dist import FlinkDist, find_dist
+from regionchaos.flink.dist import FlinkDist, find_dist, regional_checkpoints
 from regionchaos.flink.spec import FlinkRunSpec
 from regionchaos.flink.watch import CheckpointWatcher
 from regionchaos.run.verdict import Verdict
@@ -228,6 +228,7 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
                        or (f"{len(unreadable)} metadata file(s) unreadable: {unreadable[0]}" if unreadable else None))
     record = {
         "backend": "flink", "flink_version": dist.version, "spec": spec.model_dump(),
+        "regional_checkpoints": regional_checkpoints(dist.home),
         "source": {"records": spec.records, "keys": spec.keys, "first": 0, "last": spec.records - 1},
         "faults_planned": faults, "events": driver.events, "jobs": driver.jobs, "final_state": state,
         "restored_from": driver.restored_from, "unknown_because": unknown_because,
