@@ -45,9 +45,11 @@ def plan_batches() -> list[dict[str, Any]]:
 def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
     """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
     from regionchaos.swarm import fast_swarm
+    from regionchaos_airflow.operators import quiet_libraries
     from regionchaos_airflow.runs import swarm_rows
     from regionchaos_airflow.storage import resolve_storage
 
+    quiet_libraries()  # GX, Spark and py4j at WARNING: their INFO lines buried the batch's verdict lines
     first, count = batch["first_seed"], batch["seeds"]
     get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
     result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],

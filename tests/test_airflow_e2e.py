@@ -194,6 +194,7 @@ def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(de
     caught = re.findall(r"seed (\d): invalid \[([^\]]*)\]; replay: regionchaos run --scenario smoke --seed \1 .*"
                         r"--mutant failed-region-commits; deep replay: regionchaos replay (\S+) --seed \1", text)
     assert any("notifications" in failed for _, failed, _ in caught), text[-4000:]
+    assert "great_expectations._docs_decorators" not in text  # GX's INFO lines stay out of the task log
 
 
 # -- triggers through the real api-server --------------------------------------------------
