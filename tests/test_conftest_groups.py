@@ -24,3 +24,35 @@ def test_a_file_is_grouped_by_the_fixtures_it_takes(tmp_path):
     assert uses_spark(takes) and not uses_spark(plain)
     assert file_group(tmp_path, "test_a.py::test_x") == SPARK_GROUP
     assert file_group(tmp_path, "test_b.py::test_b") == "test_b.py"
+
+
+@pytest.mark.parametrize("env, markexpr, runs", [
+    (None, "", "none"),  # the README's test command: no real cluster
+    ("ci", "", "ci"),
+    ("all", "", "all"),
+    (None, "flink", "all"),  # -m flink: the person asked for them
+    ("bogus", "not browser", "none"),
+])
+def test_which_real_flink_tests_run(monkeypatch, env, markexpr, runs):
+    from types import SimpleNamespace
+
+    from tests.conftest import flink_tests
+
+    if env is None:
+        monkeypatch.delenv("REGIONCHAOS_FLINK_TESTS", raising=False)
+    else:
+        monkeypatch.setenv("REGIONCHAOS_FLINK_TESTS", env)
+    assert flink_tests(SimpleNamespace(option=SimpleNamespace(markexpr=markexpr))) == runs
+
+
+def test_the_cluster_tests_collected_here_are_skipped_unless_asked(request):
+    from tests.conftest import flink_tests
+
+    flink = [item for item in request.session.items if item.get_closest_marker("flink")]
+    if not flink:
+        pytest.skip("no real-Flink test collected (a subset of the suite)")
+    which = flink_tests(request.config)
+    for item in flink:
+        skipped = any(m.name == "skip" for m in item.iter_markers())
+        wanted = which == "all" or (which == "ci" and item.get_closest_marker("flink_ci") is not None)
+        assert skipped != wanted, item.nodeid
