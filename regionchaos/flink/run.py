@@ -9,7 +9,8 @@ Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json`
      ``invalid`` (the job finished and the check failed), ``unknown`` (anything else: a job that did not
      finish, a resume that could not be made, the watcher failing).
      Artifacts, relative to the run prefix (`store_artifacts`):
-       flink/run.json                        spec, distribution, jobs, faults planned and applied
+       flink/run.json                        spec, distribution, jobs, faults planned and applied (events' at_s
+                                             from t0_unix_s, the first submission on the wall clock)
        flink/source.json                     the source's range: records 0..N-1, K keys
        flink/metadata/JOB/chk-N/_metadata    the raw metadata as copied while the job ran
        flink/metadata/JOB/chk-N.json         its dump by Flink's own reader (flink/java/.../MetadataDump)
@@ -94,6 +95,7 @@ class _Driver:
         self.restored_from: str | None = None
         self.resume_failed: str | None = None
         self.t0 = time.monotonic()
+        self.t0_unix_s = time.time()  # the same instant on the wall clock: REST timestamps are epoch ms
 
     def at(self) -> float:
         return round(time.monotonic() - self.t0, 3)
@@ -107,6 +109,7 @@ class _Driver:
         self.jobs.append(job)
         if len(self.jobs) == 1:
             self.t0 = time.monotonic()  # fault times count from the first submission
+            self.t0_unix_s = time.time()
         self.events.append({"at_s": self.at(), "event": "submitted", "job": job,
                             "restore_from": str(restore_from) if restore_from else None})
         return job
@@ -213,7 +216,10 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
     # num-retained is read by the JobManager's checkpoint store from the CLUSTER's configuration
     # (given with flink run -D it is ignored: one retained checkpoint, measured here)
     cluster_spec = ClusterSpec(taskmanagers=spec.taskmanagers, slots=spec.slots,
-                               extra={"execution.checkpointing.num-retained": str(spec.retained)})
+                               extra={"execution.checkpointing.num-retained": str(spec.retained),
+                                      # the REST history keeps every checkpoint of a run (default: the last 10),
+                                      # so a kill's next completed checkpoint is in the stored history
+                                      "web.checkpoints.history": "1000"})
     started = time.monotonic()
     with FlinkCluster(dist, scratch / "cluster", cluster_spec) as cluster:
         (scratch / "checkpoints").mkdir(parents=True, exist_ok=True)
@@ -231,6 +237,7 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
         "regional_checkpoints": regional_checkpoints(dist.home),
         "source": {"records": spec.records, "keys": spec.keys, "first": 0, "last": spec.records - 1},
         "faults_planned": faults, "events": driver.events, "jobs": driver.jobs, "final_state": state,
+        "t0_unix_s": round(driver.t0_unix_s, 3),  # events' at_s count from here (wall clock)
         "restored_from": driver.restored_from, "unknown_because": unknown_because,
         "pids_started": len(cluster.started_pids),
     }
