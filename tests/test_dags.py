@@ -721,6 +721,22 @@ def test_spark_args_match_the_cli_of_spark_jobs_emulate(monkeypatch):
     assert load(args.scenario, overrides, seed=args.seed) == scenario  # the job emulates the same run
 
 
+
+def test_the_cluster_path_refuses_a_real_flink_scenario_before_spark_submit(monkeypatch):
+    """A real-Flink run cannot be spark-submitted (the cluster only emulates): its spark_args task fails
+    saying so and how to run it, and hands spark-submit nothing."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from regionchaos.scenario import load
+    from regionchaos_airflow.operators import spark_args
+
+    monkeypatch.setenv("REGIONCHAOS_S3_ENDPOINT", "http://minio:9000")
+    monkeypatch.setenv("REGIONCHAOS_BUCKET", "chaos")
+    scenario = load("real-flink-tm-kills")
+    entry = {"run_id": "r-1", "scenario_name": scenario.name, "scenario": scenario.to_dict(), "overrides": {}}
+    with pytest.raises(AirflowFailException, match="runs on real Flink .*unset regionchaos_spark_conn_id"):
+        spark_args.function(entry)
+
 # -- the verdict in Airflow's terms (what fails a manual run, what its note and link say) ---
 
 def _checks(failed: dict[str, list[str]], unknown: tuple[str, ...] = ()) -> list[dict]:
