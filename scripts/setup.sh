@@ -45,11 +45,11 @@ venv_ok() {
 
 if [ "${SETUP_LIB_ONLY:-}" = 1 ]; then return 0 2>/dev/null || exit 0; fi  # tests source the functions
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-want_browser=0; want_flink=${REGIONCHAOS_FLINK:-1}
+want_browser=0; want_flink=${REGIONCHAOS_FLINK:-1}; flink_required=0
 for arg in "$@"; do
   case "$arg" in
     --browser) want_browser=1 ;;
-    --flink) want_flink=1 ;;  # the default; kept so that older instructions still work
+    --flink) want_flink=1; flink_required=1 ;;  # the default, but then a failed install is an error
     --no-flink) want_flink=0 ;;
     *) echo "setup: unknown option $arg (known: --browser, --no-flink)" >&2; exit 2 ;;
   esac
@@ -139,16 +139,21 @@ if [ "$want_flink" = 1 ] && [ ! -x "$flink_dir/pyflink/bin/flink" ]; then
   say "installing Apache Flink $FLINK_VERSION into $flink_dir (353 MB, about 15 s)"
   rm -rf "$flink_dir.partial"
   if [ -x .venv/bin/uv ]; then  # uv: about 1 s from its cache against 3 s for pip
-    .venv/bin/uv pip install -q --no-deps --python .venv/bin/python --target "$flink_dir.partial" \
-      "apache-flink==$FLINK_VERSION" "apache-flink-libraries==$FLINK_VERSION"
+    installer=(.venv/bin/uv pip install -q --no-deps --python .venv/bin/python)
   else
-    .venv/bin/python -m pip install -q --no-deps --target "$flink_dir.partial" \
-      "apache-flink==$FLINK_VERSION" "apache-flink-libraries==$FLINK_VERSION"
+    installer=(.venv/bin/python -m pip install -q --no-deps)
   fi
-  if [ ! -x "$flink_dir.partial/pyflink/bin/flink" ]; then
-    echo "setup: apache-flink $FLINK_VERSION installed no pyflink/bin/flink under $flink_dir.partial" >&2
-    exit 1
+  "${installer[@]}" --target "$flink_dir.partial" "apache-flink==$FLINK_VERSION" \
+    "apache-flink-libraries==$FLINK_VERSION" || true
+  if [ -x "$flink_dir.partial/pyflink/bin/flink" ]; then
+    rm -rf "$flink_dir" && mv "$flink_dir.partial" "$flink_dir"
+  else
+    rm -rf "$flink_dir.partial"
+    echo "setup: apache-flink $FLINK_VERSION could not be installed into $flink_dir (no pyflink/bin/flink)" >&2
+    # asked for with --flink: an error; by default the rest still works (the real-Flink scenarios and
+    # tests say there is no distribution, and a later run of this script tries again)
+    if [ "$flink_required" = 1 ]; then exit 1; fi
+    echo "setup: going on without it: the real-Flink scenarios need it (run scripts/setup.sh again, or set FLINK_HOME)" >&2
   fi
-  rm -rf "$flink_dir" && mv "$flink_dir.partial" "$flink_dir"
 fi
 say "ready: $(.venv/bin/python --version), $(java -version 2>&1 | head -1)"

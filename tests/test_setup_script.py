@@ -32,8 +32,8 @@ JAVA_VERSIONS = {  # what `java -version` prints (on stderr) -> major
 VENV_PYTHON = """#!/bin/bash
 # stub of .venv/bin/python: pip records its arguments; installing uv makes a stub uv that
 # records its own (or fails, when the index has no uv: $STATE/no-uv). Both, given --target DIR (the
-# Flink distribution), make DIR/pyflink/bin/flink, as the wheel has it.
-TARGET='for ((i = 1; i < $#; i++)); do if [ "${!i}" = --target ]; then j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"; fi; done'
+# Flink distribution), make DIR/pyflink/bin/flink, as the wheel has it (or fail: $STATE/no-flink).
+TARGET='for ((i = 1; i < $#; i++)); do if [ "${!i}" = --target ]; then [ -e "$STATE/no-flink" ] && exit 1; j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"; fi; done'
 case "$1" in
   --version) echo "Python 3.11.7" ;;
   -c) exit 0 ;;
@@ -222,6 +222,16 @@ def test_flink_is_installed_into_its_own_folder_by_default_once_and_not_with_no_
     assert again.returncode == 0, again.stderr
     assert log.count(FLINK_INSTALL) == 1
 
+
+
+def test_a_failed_flink_install_warns_and_goes_on_by_default_and_fails_when_asked_for(machine, tmp_path):
+    (tmp_path / "state" / "no-flink").touch()  # the index cannot give the wheel (network, mirror)
+    done, log = machine()
+    assert done.returncode == 0, done.stderr
+    assert FLINK_INSTALL in log and "could not be installed" in done.stderr and "going on without it" in done.stderr
+    assert not (machine.project / ".flink" / "2.3.0").exists() and not (machine.project / ".flink" / "2.3.0.partial").exists()
+    asked, _ = machine(args=("--flink",))
+    assert asked.returncode == 1 and "could not be installed" in asked.stderr
 
 def test_an_unknown_option_is_refused_by_name(machine):
     done, log = machine(args=("--flnik",))
