@@ -214,6 +214,8 @@ def extrapolated(job: str, chk: int, history: list[dict], spec: dict) -> dict | 
 def real_storage_left(m: Mirror) -> dict:
     """Files still on disk at the watcher's last scan that no checkpoint retained then (a chk-N with its
     _metadata present) names; their bytes. A finished job's retained checkpoints are deleted by Flink."""
+    from regionchaos.flink.tables import named_files
+
     inventory = m.json("flink/inventory.json")
     present = {r["path"]: r.get("size") or 0 for r in inventory["files"] if r.get("present_at_end")}
     retained = {(p.split("/")[0], int(_CHK.fullmatch(p.split("/")[1]).group(1))) for p in present
@@ -222,7 +224,7 @@ def real_storage_left(m: Mirror) -> dict:
     for job, chk in retained:
         key = f"flink/metadata/{job}/chk-{chk}.json"
         if key in m.keys(f"flink/metadata/{job}/"):
-            named |= dump_paths(m.json(key), job)
+            named |= set(named_files({(job, chk): m.json(key)}, {job}))  # from the job folder on
     left = {p: s for p, s in present.items() if p not in named
             and not (p.endswith("/_metadata") and (p.split("/")[0], checkpoint_no(p)) in retained)}
     return {"objects": len(left), "bytes": sum(left.values()), "retained_checkpoints": len(retained),
@@ -232,17 +234,6 @@ def real_storage_left(m: Mirror) -> dict:
 def checkpoint_no(path: str) -> int | None:
     match = _CHK.fullmatch(path.split("/")[1]) if path.count("/") >= 1 else None
     return int(match.group(1)) if match else None
-
-
-def dump_paths(dump: dict, job: str) -> set[str]:
-    """Files (not inline handles) a metadata dump names, from the job-id folder on."""
-    out = set()
-    for op in dump.get("operators", []):
-        for h in [h for sub in op["subtasks"] for h in sub["handles"]] + [op.get("coordinator") or {}]:
-            if h.get("kind") == "file":
-                parts = h["path"].removeprefix("file:").split("/")
-                out.add("/".join(parts[parts.index(job):]) if job in parts else h["path"])
-    return out
 
 
 # ---- emulated metrics ------------------------------------------------------------------------------------------------

@@ -38,8 +38,9 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
 
     say = console.print if console is not None else (lambda *a, **k: None)
     cells = list(cells)
-    for cell in cells:  # a real-Flink cell is refused before anything is written
-        require_emulation(load(cell.scenario, overrides=cell.overrides, seed=cell.seed), "the seeds matrix")
+    # every cell's scenario, read once; a real-Flink cell is refused before anything is written
+    scenarios = [require_emulation(load(c.scenario, overrides=c.overrides, seed=c.seed), "the seeds matrix")
+                 for c in cells]
     out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:
@@ -48,8 +49,7 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
             spark = get_spark()
         for start in range(0, len(cells), batch):
             stores, meta, crashed = [], {}, {}
-            for cell in cells[start : start + batch]:
-                scenario = load(cell.scenario, overrides=cell.overrides, seed=cell.seed)
+            for cell, scenario in zip(cells[start : start + batch], scenarios[start : start + batch]):
                 run_id = runner.default_run_id(scenario, mutant)
                 replay = runner.replay_line(cell.scenario, cell.seed, cell.overrides, mutant)
                 store = ObjectStore.for_run(config, run_id)

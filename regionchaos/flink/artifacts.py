@@ -55,18 +55,22 @@ def store_artifacts(store: ObjectStore, record: dict, watcher: CheckpointWatcher
     return store.put_many(items)
 
 
+def handles(dump: dict) -> list[dict]:
+    """Every state handle of a metadata dump: each operator's subtasks' and its coordinator's."""
+    return [h for op in dump.get("operators", [])
+            for h in [h for sub in op["subtasks"] for h in sub["handles"]] + [op.get("coordinator") or {}]]
+
+
+def file_handles(dump: dict) -> list[dict]:
+    """The handles that name a file (an inline handle's path-like name is not a file)."""
+    return [h for h in handles(dump) if h.get("kind") == "file"]
+
+
 def named_paths(dump: dict, root: Path) -> set[str]:
-    """The files a metadata dump names (file handles only: an inline handle's name is not a file),
-    relative to the checkpoint root (paths outside it are kept whole)."""
-    paths = set()
-    for op in dump.get("operators", []):
-        handles = [h for sub in op["subtasks"] for h in sub["handles"]] + [op["coordinator"] or {}]
-        for handle in handles:
-            if handle.get("kind") == "file":
-                path = "/" + handle["path"].removeprefix("file:").lstrip("/")
-                prefix = str(root.resolve()) + "/"
-                paths.add(path[len(prefix):] if path.startswith(prefix) else path)
-    return paths
+    """The files a metadata dump names, relative to the checkpoint root (paths outside it are kept whole)."""
+    prefix = str(root.resolve()) + "/"
+    paths = {"/" + h["path"].removeprefix("file:").lstrip("/") for h in file_handles(dump)}
+    return {path[len(prefix):] if path.startswith(prefix) else path for path in paths}
 
 
 def named_files(dumps: dict[tuple[str, int], dict], watcher: CheckpointWatcher) -> dict:

@@ -70,7 +70,9 @@ def dist_version(home: Path) -> str:
     raise FlinkNotInstalled(f"no lib/flink-dist-VERSION.jar under {home}: {INSTALL_HINT}")
 
 
-REGIONAL_HANDLER = "org/apache/flink/runtime/checkpoint/RegionalCheckpointHandler.class"  # FLIP-600's implementation
+# FLIP-600's implementation: apache/flink flink-runtime/src/main/java/org/apache/flink/runtime/checkpoint/
+# RegionalCheckpointHandler.java (class RegionalCheckpointHandler, read at 4e12013748c0af9c17eeafb5b6c28d1806f51973)
+REGIONAL_HANDLER = "org/apache/flink/runtime/checkpoint/RegionalCheckpointHandler.class"
 REGIONAL_KEY = b"execution.checkpointing.region.enabled"  # the FLIP's switch (seeds/, PROTOCOL.md)
 OPTIONS_CLASS = "org/apache/flink/configuration/CheckpointingOptions.class"
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from regionchaos.faultkinds import Stream, stream_rng
 from regionchaos.flink import build
-from regionchaos.flink.artifacts import as_json, judge, named_files, store_artifacts
+from regionchaos.flink.artifacts import as_json, handles, judge, named_files, store_artifacts
 from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, dist_defaults
 from regionchaos.flink.dist import FlinkDist, find_dist, regional_checkpoints
 from regionchaos.flink.spec import FlinkRunSpec
@@ -190,13 +190,11 @@ def dump_metadata(dist: FlinkDist, jar: Path, watcher: CheckpointWatcher, folder
 
 def _rebase(doc: dict, copy_prefix: str, real_prefix: str) -> dict:
     """The dump with every file path under the copy's folder moved to the real checkpoint folder."""
-    for op in doc.get("operators", []):
-        handles = [h for sub in op["subtasks"] for h in sub["handles"]] + [op["coordinator"] or {}]
-        for handle in handles:
-            if "path" in handle:
-                path = handle["path"].removeprefix("file:")
-                if path.startswith(copy_prefix):
-                    handle["path"] = real_prefix + path[len(copy_prefix):]
+    for handle in handles(doc):
+        if "path" in handle:
+            path = handle["path"].removeprefix("file:")
+            if path.startswith(copy_prefix):
+                handle["path"] = real_prefix + path[len(copy_prefix):]
     return doc
 
 

@@ -29,7 +29,7 @@ import json
 import re
 from pathlib import PurePosixPath
 
-from regionchaos.flink.artifacts import PREFIX, SINK
+from regionchaos.flink.artifacts import PREFIX, SINK, file_handles
 from regionchaos.flink.checks import parse_lines
 from regionchaos.storage import ObjectStore
 from regionchaos.tables import TABLES, column_names
@@ -114,10 +114,8 @@ def named_files(dumps: dict[tuple[str, int], dict], jobs: set[str]) -> dict[str,
     (job, checkpoint id) of the checkpoints naming it."""
     named: dict[str, set[tuple[str, int]]] = {}
     for (job, chk), dump in dumps.items():
-        for op in dump.get("operators", []):
-            for handle in [h for sub in op["subtasks"] for h in sub["handles"]] + [op.get("coordinator") or {}]:
-                if handle.get("kind") == "file":
-                    named.setdefault(relative_to_root(handle["path"], jobs), set()).add((job, chk))
+        for handle in file_handles(dump):
+            named.setdefault(relative_to_root(handle["path"], jobs), set()).add((job, chk))
     return named
 
 
