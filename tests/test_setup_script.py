@@ -8,7 +8,8 @@ In:  a copy of the script in a temporary project (its pyproject.toml and require
 Out: the Java check reads 1.8 / 11 / 17 / 21 correctly and installs or refuses below 17; a
      Python without venv gets python3.11-venv installed; the pinned set goes in through uv, or
      pip where uv cannot be installed; a half-made ``.venv`` is made again; a healthy one is
-     left alone; the Flink distribution goes into its own folder only with --flink, once.
+     left alone; the Flink distribution goes into its own folder by default, once (not with
+     --no-flink); after installing with uv, uv's cache is pruned (a failed prune is a warning).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ JAVA_VERSIONS = {  # what `java -version` prints (on stderr) -> major
 
 VENV_PYTHON = """#!/bin/bash
 # stub of .venv/bin/python: pip records its arguments; installing uv makes a stub uv that
-# records its own (or fails, when the index has no uv: $STATE/no-uv). Both, given --target DIR (the
+# records its own (or fails, when the index has no uv: $STATE/no-uv; its `cache prune` fails given
+# $STATE/prune-fails). Both, given --target DIR (the
 # Flink distribution), make DIR/pyflink/bin/flink, as the wheel has it (or fail: $STATE/no-flink).
 TARGET='for ((i = 1; i < $#; i++)); do if [ "${!i}" = --target ]; then [ -e "$STATE/no-flink" ] && exit 1; j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"; fi; done'
 case "$1" in
@@ -41,7 +43,8 @@ case "$1" in
     echo "pip $*" >> "$LOG"
     if [ "${@: -1}" = uv ]; then
       [ -e "$STATE/no-uv" ] && exit 1
-      { echo '#!/bin/bash'; echo 'echo "uv $*" >> "$LOG"'; echo "$TARGET"; } > "$(dirname "$0")/uv"
+      { echo '#!/bin/bash'; echo 'echo "uv $*" >> "$LOG"'
+        echo '[ "$1" = cache ] && [ -e "$STATE/prune-fails" ] && exit 1'; echo "$TARGET"; } > "$(dirname "$0")/uv"
       chmod +x "$(dirname "$0")/uv"
     fi
     eval "$TARGET" ;;
@@ -165,6 +168,17 @@ def test_java_17_and_a_python_with_venv_install_nothing_with_apt(machine):
     assert "venv .venv" in log and "pip -m pip install -q -c requirements.lock uv" in log
     assert "uv pip install -q --compile-bytecode --python .venv/bin/python -c requirements.lock -e .[dev]" in log
     assert "pip -m pip install -q -c requirements.lock -e .[dev]" not in log
+    # uv's cache is pruned after the installs (each fresh set-up leaves a 1.9 GB pyspark revision behind)
+    assert log.index("uv cache prune -q") > log.index("uv pip install -q --compile-bytecode")
+    assert log.index("uv cache prune -q") > log.index("--target .flink/2.3.0.partial")
+
+
+def test_a_failed_prune_of_uvs_cache_is_a_warning(machine, tmp_path):
+    (tmp_path / "state" / "prune-fails").touch()
+    done, log = machine()
+    assert done.returncode == 0, done.stderr
+    assert "uv cache prune -q" in log and "`uv cache prune` failed; the set-up itself is done" in done.stderr
+    assert "ready:" in done.stdout
 
 
 def test_without_uv_pip_installs_the_pinned_set(machine, tmp_path):
@@ -172,7 +186,7 @@ def test_without_uv_pip_installs_the_pinned_set(machine, tmp_path):
     done, log = machine()
     assert done.returncode == 0, done.stderr
     assert "uv could not be installed; installing with pip" in done.stdout
-    assert "pip -m pip install -q -c requirements.lock -e .[dev]" in log and "uv pip install" not in log
+    assert "pip -m pip install -q -c requirements.lock -e .[dev]" in log and "uv " not in log
 
 
 def test_a_python_without_venv_gets_python311_venv(machine):
@@ -203,6 +217,7 @@ def test_a_healthy_venv_is_left_alone_and_a_second_run_does_nothing(machine):
     second, log = machine()
     assert second.returncode == 0, second.stderr
     assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q --compile-bytecode") == 1
+    assert log.count("uv cache prune") == 1  # nothing installed the second time, nothing to prune
 
 
 FLINK_INSTALL = ("uv pip install -q --no-deps --python .venv/bin/python --target .flink/2.3.0.partial "
