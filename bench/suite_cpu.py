@@ -14,6 +14,11 @@ daemons and executors), Python (pytest's workers and controller, whose embedded 
 Spark's Python workers), Airflow's processes by sub-command, Chromium, and what is not the suite's
 (kernel threads such as ``kdamond``, the sandbox's agent). Processes that live less than the sampling
 interval are missed; the totals are lower bounds. Linux only.
+
+The same code took 1,128 to 1,389 busy CPU s on this machine on different hours (Chromium and Airflow,
+untouched, moved with it), so the record also holds a calibration: the CPU seconds of one fixed
+single-threaded Python loop (`CALIBRATION`, the median of three runs), before and after the command. Two
+records are comparable once their CPU is divided by their calibration (``--no-calibration`` skips it).
 """
 from __future__ import annotations
 
@@ -29,6 +34,16 @@ from collections import Counter
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+CALIBRATION = "import time\ns = 0\nfor i in range(30_000_000):\n    s += i\nprint(time.process_time())"
+
+
+def calibration_cpu_s() -> float:
+    """The median CPU seconds of `CALIBRATION` over three runs, each in a fresh interpreter."""
+    runs = sorted(float(subprocess.run([sys.executable, "-c", CALIBRATION], capture_output=True, text=True,
+                                       check=True).stdout) for _ in range(3))
+    return round(runs[1], 3)
 
 
 def busy_idle() -> tuple[float, float]:
@@ -90,8 +105,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, help="write the totals and every process as JSON here")
     ap.add_argument("--interval", type=float, default=0.5)
+    ap.add_argument("--no-calibration", action="store_true", help="skip the machine's calibration loop")
     ap.add_argument("command", nargs="+", help="the command to run (after --)")
     args = ap.parse_args()
+    calibration = {"before": calibration_cpu_s()} if not args.no_calibration else {}
     seen: dict[int, tuple[float, str]] = {}
     sample(seen)
     before = dict(seen)  # processes already running: only what they spend from now on counts
@@ -111,6 +128,8 @@ def main() -> int:
     done.set()
     sampler.join()
     busy1, idle1 = busy_idle()
+    if calibration:
+        calibration["after"] = calibration_cpu_s()
     spent: Counter = Counter()
     count: Counter = Counter()
     for pid, (cpu, cmd) in seen.items():
@@ -122,12 +141,13 @@ def main() -> int:
             count[kind(cmd)] += 1
     out = {"command": args.command, "exit": code, "wall_s": round(wall, 1),
            "machine_busy_cpu_s": round(busy1 - busy0, 1), "machine_idle_cpu_s": round(idle1 - idle0, 1),
-           "sampled_cpu_s": round(sum(spent.values()), 1),
+           "sampled_cpu_s": round(sum(spent.values()), 1), "calibration_cpu_s": calibration,
            "by_kind": {k: {"cpu_s": round(v, 1), "processes": count[k]} for k, v in spent.most_common()},
            "processes": sorted(([round(cpu - before.get(pid, (0.0, ""))[0], 1), cmd[:200]]
                                 for pid, (cpu, cmd) in seen.items() if pid != os.getpid()), reverse=True)[:200]}
     print(f"exit {code}, wall {out['wall_s']} s, machine busy {out['machine_busy_cpu_s']} CPU s, "
-          f"idle {out['machine_idle_cpu_s']} CPU s, sampled {out['sampled_cpu_s']} CPU s")
+          f"idle {out['machine_idle_cpu_s']} CPU s, sampled {out['sampled_cpu_s']} CPU s"
+          + (f"; calibration {calibration['before']} s before, {calibration['after']} s after" if calibration else ""))
     print("| kind of process | CPU s | processes |\n|---|---|---|")
     for k, v in out["by_kind"].items():
         print(f"| {k} | {v['cpu_s']} | {v['processes']} |")
