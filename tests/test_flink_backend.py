@@ -120,7 +120,8 @@ def test_one_taskmanager_kill_gives_exactly_once_output(object_store, tmp_path):
     summary = run_flink(spec, object_store, tmp_path, DIST)
     assert [e["event"] for e in summary["events"]].count("tm_kill") == 1
     assert summary["exactly_once"]["status"] == "passed", summary["exactly_once"]
-    assert summary["verdict"] == "valid" and summary["final_state"] == "FINISHED"
+    assert summary["final_state"] == "FINISHED" and summary["unknown_because"] is None
+    assert "verdict" not in summary  # one cross-check is not a verdict: the GX suites give it (test_flink_judging)
     stored = json.loads(object_store.get("flink/checks/exactly_once.json"))
     assert stored["lines"] == 4000 and stored["duplicated"] == stored["missing"] == 0
     # RocksDB incremental with nothing inline: the dumps name files (SSTs under shared/), all seen on disk
@@ -138,7 +139,8 @@ def test_a_jobmanager_kill_resumed_from_the_latest_checkpoint_gives_exactly_once
     spec = FlinkRunSpec(seed=2, records=6000, keys=8, duration_s=30, tm_kills=0, jm_kill=True)
     summary = run_flink(spec, object_store, tmp_path, DIST)
     assert len(summary["jobs"]) == 2 and summary["restored_from"], summary["events"]
-    assert summary["verdict"] == "valid", (summary["exactly_once"], summary["unknown_because"])
+    assert summary["final_state"] == "FINISHED" and summary["unknown_because"] is None, summary["unknown_because"]
+    assert summary["exactly_once"]["status"] == "passed", summary["exactly_once"]
     assert _processes_naming(str(tmp_path)) == []
 
 
@@ -154,7 +156,7 @@ def test_resuming_from_an_older_retained_checkpoint_duplicates_output_and_is_cau
     restored = int(summary["restored_from"].split("chk-")[1])
     assert restored < max(copied)  # an older checkpoint than the latest one the first job completed
     check = summary["exactly_once"]
-    assert summary["verdict"] == "invalid" and check["duplicated"] > 0 and check["missing"] == 0, check
+    assert check["status"] == "failed" and check["duplicated"] > 0 and check["missing"] == 0, check
     assert _processes_naming(str(tmp_path)) == []
 
 
@@ -207,6 +209,34 @@ def test_the_shell_entry_refuses_bad_input_by_field_with_exit_2(capsys, tmp_path
     assert main(["--seed", "1", "--set", "resume=older", "--scratch", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err
     assert "records:" in err and "jm_kill" in err and not (tmp_path / "s").exists()
+
+
+def test_the_shell_entry_s_verdict_is_the_gx_suites_never_the_exactly_once_cross_check(monkeypatch, capsys,
+                                                                                     s3_server, tmp_path):
+    """The entry's logic with the cluster run and the GX judge replaced (both are tested for real above and in
+    tests/test_flink_judging.py): a passed cross-check with the suites failing is invalid; not judged is unknown."""
+    from regionchaos.flink import __main__ as entry
+    from regionchaos.flink import judging
+
+    ran = {"exactly_once": {"check": "exactly_once", "status": "passed"}, "final_state": "FINISHED",
+           "unknown_because": None}
+    monkeypatch.setattr(entry, "find_dist", lambda: None)
+    monkeypatch.setattr(entry, "run_flink", lambda spec, store, scratch, dist: dict(ran))
+    where = ["--endpoint-url", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket]
+    assert entry.main(["--seed", "1", "--run-id", "entry-no-judge", "--no-judge", *where]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "unknown" and "--no-judge" in out["not_judged"]
+
+    def judge_stored(spark, store, run_id, docs=False):
+        return {"verdict": "invalid", "suites": {"exactly_once_output": "invalid"}, "not_applicable": [],
+                "storage": {}, "checks": [{"name": "exactly_once_output", "success": False,
+                                           "failed_rules": ["committed_once"]}]}
+    monkeypatch.setattr(judging, "judge_stored", judge_stored)
+    monkeypatch.setattr("regionchaos.spark.get_spark", lambda *args, **kwargs: None)
+    assert entry.main(["--seed", "1", "--run-id", "entry-judged", *where]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "invalid" and out["exactly_once"]["status"] == "passed"
+    assert out["gx"]["failed"] == {"exactly_once_output": ["committed_once"]} and "python_verdict" not in out
 
 
 def test_find_dist_names_what_is_missing_and_reads_the_version(tmp_path):

@@ -15,6 +15,7 @@ Modules, in the order they build on each other:
 - `cluster`: a standalone cluster of 1 JobManager and K TaskManagers on 127.0.0.1, free ports,
   kill -9 and replacements, job submission, stopping every process it started;
 - `watch`: copies what the checkpoint folder holds while the job runs (it is deleted on FINISHED);
-- `run`: one seeded chaos run (faults, artifacts to S3); `checks`: exactly-once on the artifacts;
+- `run`: one seeded chaos run (faults, artifacts to S3); `checks`: exactly-once on the artifacts (a
+  cross-check stored beside them, never a verdict: only the suites give one);
 - `tables`, `judging`: the artifacts as the suites' tables, judged through `regionchaos.validate.judge`.
 """

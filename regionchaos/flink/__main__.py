@@ -3,12 +3,13 @@
 In:  a seed, `FlinkRunSpec` fields as ``--set`` pairs (``tm_kills=3``, ``jm_kill=true``, ``resume=older``,
      ``state_backend=rocksdb``...), the S3 endpoint (``--endpoint-url``; default: the embedded server,
      started and stopped here) and bucket, the run id, the scratch folder (default ``.runs/flink/RUN_ID``).
-     ``--judge``: also judge the stored artifacts with the GX suites that apply to a real run
-     (`regionchaos.flink.judging`; starts a local Spark session once the cluster is stopped).
-Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the run prefix); with ``--judge``
-     its ``verdict`` is GX's over the applicable suites, ``gx`` holds each suite's verdict and the suites
-     "not applicable" apart (the first milestone's Python check stays in ``exactly_once``); exit 0 valid,
-     1 invalid, 2 bad input (the field named, nothing run or written), 3 unknown (also: no Flink installed).
+     The stored artifacts are judged by the GX suites that apply to a real run (`regionchaos.flink.judging`;
+     a local Spark session starts once the cluster is stopped); ``--no-judge`` leaves that out.
+Out: the run's summary as JSON on stdout (also ``flink/summary.json`` under the run prefix): its ``verdict``
+     is GX's over the applicable suites, ``gx`` holds each suite's verdict and the suites "not applicable"
+     apart; ``exactly_once`` is the sink's cross-check (`regionchaos.flink.run`), never the verdict: with
+     ``--no-judge`` the verdict is unknown (one check is not every check). Exit 0 valid, 1 invalid, 2 bad
+     input (the field named, nothing run or written), 3 unknown (also: no Flink installed, not judged).
      A run without a scenario: `regionchaos run --scenario real-flink-...` runs the catalogue's real-Flink
      scenarios through the run package (summary, report, Data Docs at the run prefix's root).
 """
@@ -26,7 +27,7 @@ import pydantic
 from regionchaos.flink.dist import REPO_ROOT, FlinkNotInstalled, find_dist
 from regionchaos.flink.run import run_flink
 from regionchaos.flink.spec import FlinkRunSpec
-from regionchaos.run import ExitCode, exit_code, parse_set
+from regionchaos.run import ExitCode, Verdict, exit_code, parse_set
 from regionchaos.scenario import ScenarioError
 from regionchaos.storage import ObjectStore, StorageConfig, ensure_storage
 
@@ -40,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bucket", default="regionchaos")
     p.add_argument("--run-id", default=None)
     p.add_argument("--scratch", default=None, help="the cluster's files (default .runs/flink/RUN_ID)")
-    p.add_argument("--judge", action="store_true", help="judge the run with the GX suites that apply to it")
+    p.add_argument("--no-judge", dest="judge", action="store_false",
+                   help="do not judge the run with the GX suites (its verdict is then unknown)")
     return p
 
 
@@ -65,7 +67,7 @@ def judged_summary(summary: dict, store: ObjectStore, run_id: str) -> dict:
           "storage": judged["storage"], "error": judged.get("error"),
           "failed": {c["name"]: c.get("failed_rules") or c.get("error") for c in judged["checks"]
                      if c["name"] in judged["suites"] and c.get("success") is not True}}
-    out = {**summary, "python_verdict": summary["verdict"], "verdict": judged["verdict"], "gx": gx}
+    out = {**summary, "verdict": judged["verdict"], "gx": gx}
     store.put("flink/summary.json", as_json(out))
     return out
 
@@ -89,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = run_flink(spec, store, scratch, dist)
         if args.judge:
             summary = judged_summary(summary, store, run_id)
+        else:
+            summary = {**summary, "verdict": Verdict.UNKNOWN.value,
+                       "not_judged": "--no-judge: the GX suites did not run, so the run has no verdict"}
     print(json.dumps({"run_id": run_id, **summary}, indent=1, sort_keys=True))
     return exit_code(summary)
 

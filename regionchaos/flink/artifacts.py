@@ -2,8 +2,8 @@
 
 In:  what the run kept (the watcher's copies, metadata dumps, the sink's output folder, the run record)
      and the run's `ObjectStore`.
-Out: `store_artifacts` writes them under ``flink/``; `committed_output` and `judge` read them back
-     (checks read raw artifacts, never the driver's own account).
+Out: `store_artifacts` writes them under ``flink/``; `committed_output` and `exactly_once_cross_check` read
+     them back (checks read raw artifacts, never the driver's own account).
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ def committed_output(store: ObjectStore) -> list[str]:
     return lines
 
 
-def judge(store: ObjectStore) -> dict:
-    """exactly_once on the stored output against the stored source range."""
+def exactly_once_cross_check(store: ObjectStore) -> dict:
+    """exactly_once on the stored output against the stored source range: a cross-check of the sink, not a
+    verdict (the GX suites judge a real run: regionchaos.flink.judging)."""
     source = json.loads(store.get(PREFIX + "source.json"))
     return checks.exactly_once(committed_output(store), source["records"], source["keys"])

@@ -1,13 +1,15 @@
-"""One seeded chaos run on a real Flink cluster: faults, artifacts under the run's S3 prefix, a first check.
+"""One seeded chaos run on a real Flink cluster: faults, artifacts under the run's S3 prefix, a cross-check.
 
 In:  a `FlinkRunSpec` (`regionchaos.flink.spec`: seed, the job's shape, the faults to draw, which checkpoint a
      resume takes), an `ObjectStore` for the run's prefix, a scratch folder (the cluster's files, checkpoints,
      output).
 Out: `run_flink` returns the run's summary (also stored as ``flink/summary.json``): the faults drawn and
-     applied, the jobs, the restore point, ``exactly_once`` (regionchaos.flink.checks, computed from
-     the artifacts read back from S3) and a verdict: ``valid`` (the job finished and the check passed),
-     ``invalid`` (the job finished and the check failed), ``unknown`` (anything else: a job that did not
-     finish, a resume that could not be made, the watcher failing).
+     applied, the jobs, the restore point, why the run cannot be judged (``unknown_because``: a resume that
+     could not be made, the watcher failing, a metadata file unreadable) and ``exactly_once``: a cross-check
+     of the committed output against the source range (regionchaos.flink.checks, on the artifacts read back
+     from S3). It has NO verdict: one check is not a verdict, which only the GX suites that apply to a real
+     run give (`regionchaos.flink.judging.judge_stored`; `regionchaos run` and ``python -m regionchaos.flink``
+     both judge there).
      Artifacts, relative to the run prefix (`store_artifacts`):
        flink/run.json                        spec, distribution, jobs, faults planned and applied (events' at_s
                                              from t0_unix_s, the first submission on the wall clock)
@@ -34,12 +36,11 @@ from pathlib import Path
 
 from regionchaos.faultkinds import Stream, stream_rng
 from regionchaos.flink import build
-from regionchaos.flink.artifacts import as_json, handles, judge, named_files, store_artifacts
+from regionchaos.flink.artifacts import as_json, exactly_once_cross_check, handles, named_files, store_artifacts
 from regionchaos.flink.cluster import ClusterSpec, FlinkCluster, dist_defaults
 from regionchaos.flink.dist import FlinkDist, find_dist, regional_checkpoints
 from regionchaos.flink.spec import FlinkRunSpec
 from regionchaos.flink.watch import CheckpointWatcher
-from regionchaos.run.verdict import Verdict
 from regionchaos.storage import ObjectStore
 
 ENDED = ("FINISHED", "FAILED", "CANCELED")
@@ -198,15 +199,10 @@ def _rebase(doc: dict, copy_prefix: str, real_prefix: str) -> dict:
     return doc
 
 
-def verdict_of(state: str, check: dict, unknown_because: str | None) -> str:
-    """Unknown unless the job finished and nothing made the run unknown; else the check's outcome."""
-    success = None if unknown_because or state != "FINISHED" else check["status"] == "passed"
-    return Verdict.of_success(success)
-
-
 def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: FlinkDist | None = None) -> dict:
-    """Start a cluster, run the job under the seed's faults to its end, store the artifacts, judge them.
-    Every process started is stopped before this returns (or raises)."""
+    """Start a cluster, run the job under the seed's faults to its end, store the artifacts and the
+    exactly-once cross-check (not a verdict: see the module docstring). Every process started is stopped
+    before this returns (or raises)."""
     dist = dist or find_dist()
     jar = build.job_jar(dist)
     scratch = Path(scratch)
@@ -240,8 +236,8 @@ def run_flink(spec: FlinkRunSpec, store: ObjectStore, scratch: Path, dist: Flink
         "pids_started": len(cluster.started_pids),
     }
     objects = store_artifacts(store, record, watcher, dumps, driver.output)
-    check = judge(store)
-    summary = {**record, "exactly_once": check, "verdict": verdict_of(state, check, unknown_because),
+    check = exactly_once_cross_check(store)
+    summary = {**record, "exactly_once": check,
                "checkpoints_copied": len(watcher.metadata),
                "metadata_dumped": sum("operators" in dump for dump in dumps.values()),
                "metadata_unreadable": sorted(f"{job}/chk-{chk}" for (job, chk), d in dumps.items() if "error" in d),
