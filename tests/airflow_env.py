@@ -4,13 +4,18 @@ a scratch home (one per test session), SQLite, this repo's dags/ and plugins/.""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HOME = os.environ.setdefault("REGIONCHAOS_TEST_AIRFLOW_HOME", tempfile.mkdtemp(prefix="regionchaos-airflow-"))
+if "REGIONCHAOS_TEST_AIRFLOW_HOME" not in os.environ:  # the process that makes the scratch home removes it
+    os.environ["REGIONCHAOS_TEST_AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="regionchaos-airflow-")
+    atexit.register(shutil.rmtree, os.environ["REGIONCHAOS_TEST_AIRFLOW_HOME"], ignore_errors=True)
+HOME = os.environ["REGIONCHAOS_TEST_AIRFLOW_HOME"]
 os.environ.update({
     "AIRFLOW_HOME": HOME,
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
