@@ -6,10 +6,12 @@ In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/
 Out: the cluster binds loopback only, on free ports (not Flink's fixed 8081/6123), and stops every
      process it started, also when the block raises; one TaskManager kill gives exactly-once output
      (every key counts 1..n, every record once) and the dumped metadata names only files the watcher
-     saw; a JobManager kill resumed from the latest retained checkpoint is valid, and resumed from an
-     OLDER one duplicates output and the check says invalid.
+     saw; a JobManager kill resumed from the latest retained checkpoint passes the exactly-once
+     cross-check, and resumed from an OLDER one duplicates output and fails it (the verdicts are the GX
+     suites': tests/test_flink_judging.py).
      The pure logic (the exactly-once check, the fault draw, bad input, finding the distribution, the
-     build's cache key, the loopback configuration, the watcher's copies) is tested without Flink.
+     build's cache key, the loopback configuration, the watcher's copies, the shell entry's verdict being
+     GX's) is tested without Flink.
 Each cluster test starts 3 JVMs (~1 GB each): run them one at a time (``-n 0``), about a minute each here.
 """
 
