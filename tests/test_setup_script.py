@@ -9,7 +9,8 @@ Out: the Java check reads 1.8 / 11 / 17 / 21 correctly and installs or refuses b
      Python without venv gets python3.11-venv installed; the pinned set goes in through uv, or
      pip where uv cannot be installed; a half-made ``.venv`` is made again; a healthy one is
      left alone; the Flink distribution goes into its own folder by default, once (not with
-     --no-flink); after installing with uv, uv's cache is pruned (a failed prune is a warning).
+     --no-flink); uv installs from its cache alone first and from the index only when that fails;
+     after installing with uv, uv's cache is pruned (a failed prune is a warning).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ JAVA_VERSIONS = {  # what `java -version` prints (on stderr) -> major
 VENV_PYTHON = """#!/bin/bash
 # stub of .venv/bin/python: pip records its arguments; installing uv makes a stub uv that
 # records its own (or fails, when the index has no uv: $STATE/no-uv; its `cache prune` fails given
-# $STATE/prune-fails). Both, given --target DIR (the
+# $STATE/prune-fails; its --offline installs fail given $STATE/cold-cache, as on a machine whose uv cache
+# lacks the set). Both, given --target DIR (the
 # Flink distribution), make DIR/pyflink/bin/flink, as the wheel has it (or fail: $STATE/no-flink).
 TARGET='for ((i = 1; i < $#; i++)); do if [ "${!i}" = --target ]; then [ -e "$STATE/no-flink" ] && exit 1; j=$((i + 1)); mkdir -p "${!j}/pyflink/bin" && touch "${!j}/pyflink/bin/flink" && chmod +x "${!j}/pyflink/bin/flink"; fi; done'
 case "$1" in
@@ -44,7 +46,8 @@ case "$1" in
     if [ "${@: -1}" = uv ]; then
       [ -e "$STATE/no-uv" ] && exit 1
       { echo '#!/bin/bash'; echo 'echo "uv $*" >> "$LOG"'
-        echo '[ "$1" = cache ] && [ -e "$STATE/prune-fails" ] && exit 1'; echo "$TARGET"; } > "$(dirname "$0")/uv"
+        echo '[ "$1" = cache ] && [ -e "$STATE/prune-fails" ] && exit 1'
+        echo 'case " $* " in *" --offline "*) [ -e "$STATE/cold-cache" ] && exit 1 ;; esac'; echo "$TARGET"; } > "$(dirname "$0")/uv"
       chmod +x "$(dirname "$0")/uv"
     fi
     eval "$TARGET" ;;
@@ -166,11 +169,25 @@ def test_java_17_and_a_python_with_venv_install_nothing_with_apt(machine):
     assert done.returncode == 0, done.stderr
     assert "apt-get" not in log
     assert "venv .venv" in log and "pip -m pip install -q -c requirements.lock uv" in log
-    assert "uv pip install -q --compile-bytecode --python .venv/bin/python -c requirements.lock -e .[dev]" in log
+    # from uv's cache alone: it had the whole set, so the index was not asked
+    assert INSTALL_OFFLINE in log and INSTALL_ONLINE not in log
     assert "pip -m pip install -q -c requirements.lock -e .[dev]" not in log
     # uv's cache is pruned after the installs (each fresh set-up leaves a 1.9 GB pyspark revision behind)
-    assert log.index("uv cache prune -q") > log.index("uv pip install -q --compile-bytecode")
+    assert log.index("uv cache prune -q") > log.index(INSTALL_OFFLINE)
     assert log.index("uv cache prune -q") > log.index("--target .flink/2.3.0.partial")
+
+
+INSTALL = "--compile-bytecode --python .venv/bin/python -c requirements.lock -e .[dev]"
+INSTALL_OFFLINE, INSTALL_ONLINE = f"uv pip install -q --offline {INSTALL}", f"uv pip install -q {INSTALL}"
+
+
+def test_with_a_cold_uv_cache_the_set_comes_from_the_index(machine, tmp_path):
+    (tmp_path / "state" / "cold-cache").touch()
+    done, log = machine()
+    assert done.returncode == 0, done.stderr
+    assert log.index(INSTALL_OFFLINE) < log.index(INSTALL_ONLINE)  # the cache first, then the index
+    assert FLINK_INSTALL in log and FLINK_INSTALL.replace(" --offline", "") in log
+    assert (machine.project / ".flink" / "2.3.0" / "pyflink" / "bin" / "flink").exists()
 
 
 def test_a_failed_prune_of_uvs_cache_is_a_warning(machine, tmp_path):
@@ -216,11 +233,11 @@ def test_a_healthy_venv_is_left_alone_and_a_second_run_does_nothing(machine):
     marker.touch()
     second, log = machine()
     assert second.returncode == 0, second.stderr
-    assert marker.exists() and log.count("venv .venv") == 1 and log.count("uv pip install -q --compile-bytecode") == 1
+    assert marker.exists() and log.count("venv .venv") == 1 and log.count(INSTALL_OFFLINE) == 1
     assert log.count("uv cache prune") == 1  # nothing installed the second time, nothing to prune
 
 
-FLINK_INSTALL = ("uv pip install -q --no-deps --python .venv/bin/python --target .flink/2.3.0.partial "
+FLINK_INSTALL = ("uv pip install -q --offline --no-deps --python .venv/bin/python --target .flink/2.3.0.partial "
                  "apache-flink==2.3.0 apache-flink-libraries==2.3.0")
 
 
