@@ -172,7 +172,7 @@ def test_java_17_and_a_python_with_venv_install_nothing_with_apt(machine):
     # from uv's cache alone: it had the whole set, so the index was not asked
     assert INSTALL_OFFLINE in log and INSTALL_ONLINE not in log
     assert "pip -m pip install -q -c requirements.lock -e .[dev]" not in log
-    # uv's cache is pruned after the installs (each fresh set-up leaves a 1.9 GB pyspark revision behind)
+    # uv's cache is pruned after the installs (an install from the index leaves a 1.9 GB pyspark revision behind)
     assert log.index("uv cache prune -q") > log.index(INSTALL_OFFLINE)
     assert log.index("uv cache prune -q") > log.index("--target .flink/2.3.0.partial")
 
