@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from contextlib import contextmanager
-
-import psutil
+from pathlib import Path
 
 from regionchaos import runner
 from regionchaos import validate as V
 from regionchaos.scenario import load
 from regionchaos.spark import get_spark
 from regionchaos.storage import ObjectStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judge_profile import conf  # noqa: E402  (settings set for a block, then restored)
+from jvm_per_test import jvm_cpu_seconds  # noqa: E402
 
 MUTANT = "failed-region-commits"
 VARIANTS = {
@@ -33,19 +37,6 @@ VARIANTS = {
 }
 
 
-def jvm_cpu_s() -> float:
-    """CPU seconds of this process's JVM children (the Spark driver)."""
-    total = 0.0
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "java" in child.name():
-                times = child.cpu_times()
-                total += times.user + times.system
-        except psutil.Error:
-            pass
-    return total
-
-
 @contextmanager
 def settings_over_tuned(extra: dict):
     """`validate.tuned_session` with ``extra`` set on top, for the duration of the block."""
@@ -53,15 +44,8 @@ def settings_over_tuned(extra: dict):
 
     @contextmanager
     def tuned(spark, total_rows):
-        with original(spark, total_rows):
-            old = {key: spark.conf.get(key, None) for key in extra}
-            for key, value in extra.items():
-                spark.conf.set(key, value)
-            try:
-                yield
-            finally:
-                for key, value in old.items():
-                    spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+        with original(spark, total_rows), conf(spark, extra):
+            yield
 
     V.tuned_session = tuned
     try:
@@ -71,11 +55,11 @@ def settings_over_tuned(extra: dict):
 
 
 def timed_pass(spark, tables, run_ids, rows) -> tuple[float, float, dict]:
-    cpu, wall = jvm_cpu_s(), time.perf_counter()
+    cpu, wall = jvm_cpu_seconds(), time.perf_counter()
     judged, _, _ = V.judge(spark, tables, run_ids, total_rows=rows)
     outcome = {r: (j["verdict"], tuple(sorted((c["name"], c["success"], c.get("unexpected_count"))
                                               for c in j["checks"]))) for r, j in judged.items()}
-    return jvm_cpu_s() - cpu, time.perf_counter() - wall, outcome
+    return jvm_cpu_seconds() - cpu, time.perf_counter() - wall, outcome
 
 
 def main() -> None:
