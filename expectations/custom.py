@@ -130,16 +130,24 @@ def tagged_sql(suite: str, failing: set[str]) -> str:
     return with_mechanisms(body, mechanisms)
 
 
+def explained_rules(suite: str) -> set[str]:
+    """The rules of ``suite`` that some finding's mechanism names."""
+    return {rule for _, rules, _ in SUITE_MECHANISMS.get(suite, []) for rule in rules}
+
+
 def suite_violations(spark, suite: str) -> dict[str, dict[str, dict]]:
     """`collect_violations` for a registered suite. The findings' mechanism queries (a join per
     violating row, recursive ones in flip_bounds) only matter for rows that exist: the suite's
-    rules run first on their own, and only the rules with a violating row in some run are run again,
-    their rows tagged by the mechanisms that name them (`tagged_sql`); their entries replace the
-    untagged ones. A suite that holds everywhere (most runs) costs what it did before the
-    mechanisms; the counts and examples are the same either way."""
+    rules run first on their own, and only the rules with a violating row in some run AND a
+    mechanism that names them are run again, their rows tagged by those mechanisms (`tagged_sql`);
+    their entries replace the untagged ones. A rule no mechanism names would come back from that
+    second query exactly as from the first (every row tagged ""), so it is not run again. A suite
+    that holds everywhere (most runs) costs what it did before the mechanisms; the counts and
+    examples are the same either way."""
     rules = SUITE_RULES[suite]
     plain = collect_violations(spark, SUITE_SQL[suite], rules)
     failing = {rule for rule, per_run in plain.items() if any(entry["count"] for entry in per_run.values())}
+    failing &= explained_rules(suite)
     if not failing:
         return plain
     tagged = collect_violations(spark, tagged_sql(suite, failing), tuple(r for r in rules if r in failing))

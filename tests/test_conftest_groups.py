@@ -27,11 +27,12 @@ def test_a_file_is_grouped_by_the_fixtures_it_takes(tmp_path):
 
 
 @pytest.mark.parametrize("env, markexpr, runs", [
-    (None, "", "none"),  # the README's test command: no real cluster
+    (None, "", "ci"),  # the README's test command: the short real-Flink run only
     ("ci", "", "ci"),
+    ("none", "", "none"),
     ("all", "", "all"),
     (None, "flink", "all"),  # -m flink: the person asked for them
-    ("bogus", "not browser", "none"),
+    ("bogus", "not browser", "ci"),
 ])
 def test_which_real_flink_tests_run(monkeypatch, env, markexpr, runs):
     from types import SimpleNamespace
@@ -56,3 +57,27 @@ def test_the_cluster_tests_collected_here_are_skipped_unless_asked(request):
         skipped = any(m.name == "skip" for m in item.iter_markers())
         wanted = which == "all" or (which == "ci" and item.get_closest_marker("flink_ci") is not None)
         assert skipped != wanted, item.nodeid
+
+
+def test_the_spark_group_goes_first_then_the_long_files_then_the_most_tests():
+    from tests.conftest import FIRST_IN_SPARK_GROUP, LONG_FILES, ranked
+
+    queue = {"tests/test_small.py": {"tests/test_small.py::a": False},
+             "tests/test_many.py": {f"tests/test_many.py::t{i}": False for i in range(5)},
+             LONG_FILES[1]: {f"{LONG_FILES[1]}::x": False},
+             SPARK_GROUP: {"tests/test_a.py::s": False, f"{FIRST_IN_SPARK_GROUP}::ci": False,
+                           "tests/test_b.py::s": False},
+             LONG_FILES[0]: {f"{LONG_FILES[0]}::y": False}}
+    order = ranked(queue)
+    assert [group for group, _ in order] == [SPARK_GROUP, LONG_FILES[0], LONG_FILES[1], "tests/test_many.py",
+                                             "tests/test_small.py"]
+    assert list(order[0][1]) == [f"{FIRST_IN_SPARK_GROUP}::ci", "tests/test_a.py::s", "tests/test_b.py::s"]
+
+
+def test_the_files_the_order_names_exist(request):
+    from tests.conftest import FIRST_IN_SPARK_GROUP, LONG_FILES
+
+    root = request.config.rootpath
+    assert [f for f in (*LONG_FILES, FIRST_IN_SPARK_GROUP) if not (root / f).is_file()] == []
+    assert uses_spark(root / FIRST_IN_SPARK_GROUP)  # else it would not be in the Spark group at all
+    assert not any(uses_spark(root / f) for f in LONG_FILES)

@@ -12,8 +12,8 @@ Out: without Flink: the section's fields reach the run (``--set real_flink.FIELD
      say the other suites apart, never as passed.
      With Flink: `regionchaos run --scenario real-flink-tm-kills --seed 1` exits 0 with summary, report and
      Data Docs stored and no process left; Ctrl-C mid-run stops every process and removes the scratch folder;
-     real-flink-resume-older is invalid through exactly_once_output only; the short CI run (one TaskManager
-     kill) with its wall time reported, not asserted.
+     real-flink-resume-older is invalid through exactly_once_output only. The short CI run (one TaskManager
+     kill) is tests/test_real_flink_ci.py.
 """
 
 from __future__ import annotations
@@ -257,25 +257,6 @@ def test_real_flink_resume_older_is_invalid_through_exactly_once_output_only(s3_
     assert "no_duplicate_commit" in failed["exactly_once_output"]
     assert [c["name"] for c in summary["checks"] if c.get("success") is True] == ["storage_safety"]
     assert summary["as_expected"] == {"ok": True, "why": ""} and summary["stats"]["restored_from"]
-
-
-@pytest.mark.flink
-@pytest.mark.flink_ci
-@needs_flink
-def test_ci_one_taskmanager_kill_judged_on_free_ports(s3_server, spark, tmp_path, record_property):
-    """The short run the README's test command takes (marked flink_ci; serially: one cluster at a time): a
-    JobManager and one TaskManager, that TaskManager killed (kill -9) and replaced while the job checkpoints,
-    judged by the suites that apply. Its wall time is reported (printed, and as a junit property), never asserted."""
-    scenario = load("real-flink-tm-kills", overrides={"real_flink.tm_kills": 1, "real_flink.records": 3000,
-                                                      "real_flink.duration_s": 8, "real_flink.taskmanagers": 1})
-    started = time.monotonic()
-    summary = runner.run(scenario, storage=s3_server.config, spark=spark, local_dir=tmp_path)
-    wall = round(time.monotonic() - started, 1)
-    record_property("wall_seconds", wall)
-    print(f"CI real-Flink run (its one TaskManager killed and replaced, 3000 records over 8 s): {wall} s wall, "
-          f"phases {summary['stats'].get('wall_seconds')}")
-    assert summary["verdict"] == "valid", {k: summary.get(k) for k in ("checks", "error", "stats")}
-    assert summary["stats"]["taskmanager_kills"] == 1 and summary["stats"]["final_state"] == "FINISHED"
 
 
 @pytest.mark.flink
