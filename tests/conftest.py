@@ -36,15 +36,19 @@ os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:Reserved
 SPARK_GROUP = "spark-session"
 
 
+# The `spark` fixture and the session fixtures built on it (tests/conftest_spark.py, tests/judge_pool.py)
+SPARK_FIXTURES = frozenset({"spark", "judge_pool", "mutant_deep_run"})
+
+
 @cache
 def uses_spark(path: Path) -> bool:
-    """Does a test file define a test or fixture that takes the `spark` fixture?"""
+    """Does a test file define a test or fixture that takes the `spark` fixture, or one built on it?"""
     try:
         tree = ast.parse(path.read_text())
     except (OSError, SyntaxError):
         return False
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and any(arg.arg == "spark" for arg in node.args.args + node.args.kwonlyargs)
+               and any(arg.arg in SPARK_FIXTURES for arg in node.args.args + node.args.kwonlyargs)
                for node in ast.walk(tree))
 
 

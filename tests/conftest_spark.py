@@ -31,3 +31,18 @@ def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
     session = get_spark("regionchaos-tests")
     yield session
     stop_spark()
+
+
+@pytest.fixture(scope="session")
+def mutant_deep_run(s3_server, spark) -> tuple[str, dict]:
+    """One deep run (`runner.run`: Spark data plane, GX, Data Docs, report) of smoke seed 1 with the mutant
+    ignore-failure-ratio, on the session's S3 server: (run id, its summary). Read-only for its users
+    (tests/test_validate.py's end-to-end checks, tests/test_report_browser.py's page), which asked for
+    the same run apart and so paid a deep run twice."""
+    from regionchaos import runner
+    from regionchaos.scenario import load
+
+    run_id = "e2e-smoke-s1-ignore-failure-ratio"
+    summary = runner.run(load("smoke", seed=1), mutant="ignore-failure-ratio", storage=s3_server.config,
+                         run_id=run_id, spark=spark)
+    return run_id, summary

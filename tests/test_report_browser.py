@@ -1,7 +1,8 @@
 """The run report renders offline in headless Chromium.
 
 In:  one run through `regionchaos.runner.run` (smoke, seed 1, mutant ignore-failure-ratio: a
-     failed invariant to show), its ``report/index.html`` fetched from the embedded S3 server.
+     failed invariant to show; the session's `mutant_deep_run`, tests/conftest_spark.py), its
+     ``report/index.html`` fetched from the embedded S3 server.
 Out: ``artifacts/screenshots/report.png``; the verdict and the failed invariant are at the top,
      the checkpoint timeline (with the checkpoints the failed rule's examples name marked) and
      the other plots are images that decoded, each invariant's row has the anchor the runs view
@@ -18,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from regionchaos import runner
-from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from tests.offline_page import open_offline
 
@@ -30,10 +29,8 @@ SCREENSHOT = ROOT / "artifacts" / "screenshots" / "report.png"
 
 
 @pytest.fixture(scope="module")
-def report_file(s3_server, spark) -> Path:
-    run_id = "browser-smoke-s1-ignore-failure-ratio"
-    summary = runner.run(load("smoke", seed=1), mutant="ignore-failure-ratio", storage=s3_server.config,
-                         run_id=run_id, spark=spark)
+def report_file(s3_server, mutant_deep_run) -> Path:
+    run_id, summary = mutant_deep_run
     assert summary["verdict"] == "invalid" and "report_error" not in summary
     page = ObjectStore.for_run(s3_server.config, run_id).get("report/index.html")
     target = ROOT / "artifacts" / "report" / "index.html"

@@ -2,7 +2,8 @@
 
 In:  the CheckpointCoordinator's API (region failover of a job with union state); the control
      plane of `union-offsets-rescale` on its own seed (the shortest schedule we found); a valid
-     smoke run on the embedded S3 whose union state object is edited; GX for the judgement.
+     smoke run on the embedded S3 whose union state object is edited; GX for the judgement (the
+     session's pooled pass, tests/judge_pool.py).
 Out: a region failover hands the restarted subtask every subtask's union list (Flink's
      StateAssignmentOperation repartitions union state on every restore); after a downscale,
      a REGIONAL checkpoint whose failed subtask falls back to its redistributed (whole) union
@@ -23,6 +24,7 @@ from regionchaos.protocol.checkpoint import CompletedCheckpoint
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from tests import memrun
+from tests.judge_pool import pooled
 
 from .model_helpers import coordinator, run_checkpoint, start
 
@@ -106,15 +108,13 @@ def test_f2_with_unaligned_channel_state_duplicates_and_loses_nothing():
     assert {0, 3} <= overlaps  # the splits the old model lost records of are duplicated instead
 
 
-@pytest.mark.spark
-def test_edited_union_offset_breaks_union_offsets_reachable(s3_server, spark):
-    from regionchaos.validate import validate_runs
-
+def _build(config, spark) -> list[ObjectStore]:
+    """Smoke seed 2 twice, one copy's union offset edited in its stored state object (judged in the session's
+    pooled pass, tests/judge_pool.py)."""
     stores = {}
     for tag in ("intact", "edited"):
-        sc = load("smoke", seed=2)
-        store = ObjectStore.for_run(s3_server.config, f"union-tamper-{tag}")
-        runner.start(store, sc, run_id=f"union-tamper-{tag}", mutant=None, replay="-")
+        store = ObjectStore.for_run(config, f"union-tamper-{tag}")
+        runner.start(store, load("smoke", seed=2), run_id=f"union-tamper-{tag}", mutant=None, replay="-")
         stores[tag] = store
     store = stores["edited"]
     latest = max(int(k.split("/")[1][4:]) for k in store.list_keys("checkpoints/") if k.endswith("/_metadata"))
@@ -123,8 +123,15 @@ def test_edited_union_offset_breaks_union_offsets_reachable(s3_server, spark):
     doc = json.loads(store.get(key))
     doc["segments"]["offsets/0"][0]["value"] += 1  # the raw state object, not the emulator
     store.put(key, json.dumps(doc).encode())
+    return list(stores.values())
 
-    judged = validate_runs(spark, list(stores.values()))
+
+pooled(__name__, _build)
+
+
+@pytest.mark.spark
+def test_edited_union_offset_breaks_union_offsets_reachable(judge_pool):
+    judged = judge_pool.results(__name__)
     intact = {c["name"]: c for c in judged["union-tamper-intact"]["checks"]}
     edited = {c["name"]: c for c in judged["union-tamper-edited"]["checks"]}
     assert intact["reachable_global_state"]["success"] is True

@@ -329,10 +329,8 @@ def test_gx_exception_in_a_suite_is_unknown_not_valid(spark, frames, monkeypatch
 
 
 @pytest.mark.spark
-def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, spark):
-    run_id = "e2e-smoke-s1-ignore-failure-ratio"
-    summary = runner.run(load("smoke", seed=1), mutant="ignore-failure-ratio", storage=s3_server.config,
-                         run_id=run_id, spark=spark)
+def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, mutant_deep_run):
+    run_id, summary = mutant_deep_run
     assert exit_code(summary) == ExitCode.INVALID
     failed = {c["name"] for c in summary["checks"] if c["success"] is False}
     assert failed == {"decisions_follow_rules"}
