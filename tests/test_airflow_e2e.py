@@ -94,6 +94,7 @@ def test_the_demo_runs_the_manual_dag_and_prints_verdict_and_report(demo, airflo
     assert f"regionchaos report (local copy): {local_report}" in out
     assert local_report.read_text().lstrip().lower().startswith(("<!doctype html", "<html"))
     assert dag_runs(airflow_home) == [(dag_runs(airflow_home)[0][0], "success")]
+    assert demo.log and not re.findall(r"^.*\[error\s*\].*$", demo.log, re.M)  # e.g. the link's "XCom not found"
 
 
 def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look(mutant_demo, airflow_home):

@@ -210,6 +210,13 @@ class ChaosRunOperator(_PythonDecoratedOperator):
 
     operator_extra_links = (ChaosReportLink(),)
 
+    def execute(self, context):
+        # The link's XCom exists from the start (empty: no button), so computing the link at the task's end
+        # never asks for a missing XCom, which Airflow's client logs as an error ("XCom not found") in
+        # the task log of every run without a report in shared storage.
+        context["ti"].xcom_push(REPORT_URL_XCOM, "")
+        return super().execute(context)
+
 
 def chaos_task(python_callable: Callable | None = None, **kwargs):
     """``@task`` for the run tasks: the same, plus the "Chaos report" extra link."""
