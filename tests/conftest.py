@@ -5,7 +5,9 @@ scripts/test.sh runs the suite on two pytest-xdist workers (``-n 2 --dist loadfi
   (tests/conftest_storage.py);
 - the scheduler below keeps each test file on one worker (its module fixtures set up once)
   and puts every file that uses the `spark` fixture on the SAME worker, so there is still one
-  Spark session, started once; that group is handed out first (it is the largest).
+  Spark session, started once; that group is handed out first (it is the largest), the few
+  minute-long files of the other worker right after it (`LONG_FILES`), and in the group the short
+  real-Flink run first (`FIRST_IN_SPARK_GROUP`).
 A plain ``pytest`` (no ``-n``) runs everything in one process, as before.
 
 Every JVM the tests start (the Spark sessions of this process and of the subprocesses, the
