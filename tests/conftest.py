@@ -121,8 +121,8 @@ def flink_tests(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under xdist, the Spark files first (the scheduler hands out groups in this order). The
-    real-Flink tests that `flink_tests` leaves out are skipped, with the way to run them."""
+    """The real-Flink tests that `flink_tests` leaves out are skipped, with the way to run them. (The order
+    the workers get files in is the scheduler's, `ranked`, not the collection's.)"""
     which = flink_tests(config)
     if which != "all":
         skip = pytest.mark.skip(reason="a real-Flink cluster test: the short one (flink_ci) runs unless "
@@ -131,5 +131,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("flink") and not (which == "ci" and item.get_closest_marker("flink_ci")):
                 item.add_marker(skip)
-    if getattr(config.option, "numprocesses", None):
-        items.sort(key=lambda item: file_group(config.rootpath, item.nodeid) != SPARK_GROUP)
