@@ -247,9 +247,9 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
             real = scenario.backend == "flink"  # Spark starts once the cluster is stopped (memory: both ~1.3 GB)
             phase = "real_flink" if real else "emulate"
             if spark is None and not real:
-                from .spark import get_spark
+                from .validate import judging_session
 
-                spark = get_spark()
+                spark = judging_session()  # the judge's set-up goes on while the JVM starts and emulates
             started = time.perf_counter()
             say(f"[bold]{'real Flink' if real else 'emulate'}[/bold] {escape(scenario.name)} seed={scenario.seed} "
                 f"mutant={escape(mutant or 'none')} run_id={escape(run_id)}",
@@ -301,9 +301,9 @@ def finish_stored(config, run_id: str, *, overrides: dict[str, Any] | None = Non
         doc = json.loads(store.get("scenario.json"))
         scenario = from_dict(doc["scenario"])
         if spark is None:
-            from .spark import get_spark
+            from .validate import judging_session
 
-            spark = get_spark()
+            spark = judging_session()
         replay = doc.get("replay") or replay_line(scenario.name, scenario.seed, overrides, doc.get("mutant"))
         return _judge(store, config, scenario, doc.get("mutant"), run_id, replay, spark, {}, doc.get("drawn", {}), {},
                       None, local_dir, lease, docs=docs)

@@ -44,9 +44,9 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
     out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:
-            from .spark import get_spark
+            from .validate import judging_session
 
-            spark = get_spark()
+            spark = judging_session()
         for start in range(0, len(cells), batch):
             stores, meta, crashed = [], {}, {}
             for cell, scenario in zip(cells[start : start + batch], scenarios[start : start + batch]):

@@ -144,9 +144,9 @@ def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None 
     """See the module docstring. ScenarioError (field ``--seed``) if the run does not fail."""
     say = console.print if console is not None else (lambda *a, **k: None)
     if spark is None:
-        from .spark import get_spark
+        from .validate import judging_session
 
-        spark = get_spark()
+        spark = judging_session()
     started = time.perf_counter()
     current, _ = pin(scenario, mutant)
     first = judge(spark, [current], mutant)[0]

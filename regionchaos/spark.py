@@ -3,7 +3,8 @@
 In:  an app name and a master URL (argument, else ``REGIONCHAOS_SPARK_MASTER``,
      else ``local[2]``).
 Out: a shared, quiet SparkSession tuned for small local jobs (no UI, 4 shuffle
-     partitions, reused Python workers whose interpreter is this one), and
+     partitions, reused Python workers whose interpreter is this one, a C1-only JIT on a
+     local master: `LOCAL_JIT_OPTIONS`), and
      `session_start_seconds`: how long building it took (None if it was reused).
 
 On a cluster master (``spark://``, ``yarn``, ``k8s://``: anything but ``local``) the executors
@@ -81,6 +82,16 @@ _SUBMIT_OWNED = ("spark.master", "spark.driver.memory", "spark.driver.extraJavaO
                  "spark.driver.bindAddress", "spark.pyspark.python", "spark.pyspark.driver.python",
                  "spark.default.parallelism")
 
+# The JIT of a driver on a local master: C1 only. Its work is many short jobs, and the C2 compiler's threads take
+# one of the two cores from them: measured on a quiet machine (bench/results/run/README.md, 23rd session), a deep
+# `smoke` run's emulate + validate + report in 17.0-17.1 s instead of 20.4-20.5, 1,000 swarm seeds in 82.6 s
+# instead of 104.0 (GX 52.2 s instead of 68.4), `large` the same (107.6 s against 105.3, one run each). C1 alone
+# reserves 48 MB of code cache, which a long pass with code generation fills (the JVM then interprets
+# everything, bench/results/judge_profile/README.md): 256 MB, as tiered compilation reserves.
+# ``REGIONCHAOS_SPARK_JIT=tiered`` keeps the JVM's default (C1, then C2).
+JIT_ENV = "REGIONCHAOS_SPARK_JIT"
+LOCAL_JIT_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=256m")
+
 _lock = threading.Lock()
 _session: SparkSession | None = None
 session_start_seconds: float | None = None  # wall time of the last session build
@@ -100,13 +111,15 @@ def spark_conf(app_name: str, master: str) -> dict[str, str]:
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": " ".join([f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
-                                                   *jvmcds.java_options()]),
     }
+    java = [f"-Dlog4j2.configurationFile=file:{_log4j2_file()}", *jvmcds.java_options()]
     cores = _cores(master)
     if cores:  # a local master: everything on loopback, one default partition per core
         conf["spark.default.parallelism"] = str(cores)
         conf["spark.driver.bindAddress"] = "127.0.0.1"
+        if os.environ.get(JIT_ENV, "c1") != "tiered":
+            java += LOCAL_JIT_OPTIONS
+    conf["spark.driver.extraJavaOptions"] = " ".join(java)
     return conf
 
 

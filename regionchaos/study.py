@@ -277,9 +277,9 @@ def run_study(plan: StudyPlan, *, storage=None, spark=None, console=None, local_
         store = ObjectStore(config, f"{STUDIES_PREFIX}/{sid}")
         store.check_ready()  # an unreachable store fails before any work
         if spark is None:
-            from .spark import get_spark
+            from .validate import judging_session
 
-            spark = get_spark()
+            spark = judging_session()
         with progress_bar(console, len(cells), label="study", unit="runs") as on_progress:
             parts = run_partitions(spark, [[c] for c in cells], partial(_cells_task, plan),
                                    f"regionchaos study {sid}: {len(cells)} runs", on_progress=on_progress)

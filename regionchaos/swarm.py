@@ -357,9 +357,9 @@ def fast_swarm(scenario_ref: str, seeds: int, *, first_seed: int = 1, mutant: st
     walls: dict[str, float] = {}
     with runner.storage_for(storage) as config:
         if spark is None:
-            from .spark import get_spark
+            from .validate import judging_session
 
-            spark = get_spark()
+            spark = judging_session()
         sid = swarm_id(scenario_ref, first_seed, seeds, mutant, overrides)
         store = ObjectStore(config, f"{SWARMS_PREFIX}/{sid}")
         store.check_ready()

@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos.run import ExitCode, exit_code
     from regionchaos.runid import run_id_problem
     from regionchaos.runner import finish_stored
-    from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, StorageConfig, StorageError
+    from regionchaos.validate import judging_session
 
     if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
         print(f"--run-id: {run_id_problem(args.run_id)}", file=sys.stderr)
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         if store.get_or_none("scenario.json") is None:  # spark_jobs/emulate.py writes it first
             print(f"nothing to validate: no run at {store.uri()} (no scenario.json)", file=sys.stderr)
             return ExitCode.BAD_INPUT
-        spark = get_spark(f"regionchaos-validate-{args.run_id}")
+        spark = judging_session(f"regionchaos-validate-{args.run_id}")
         summary = finish_stored(config, args.run_id, spark=spark, docs=not args.no_docs)  # holds the run id's lease
     except ValueError as exc:  # a malformed run id
         print(f"bad input: {exc}", file=sys.stderr)

@@ -4,7 +4,8 @@ In:  a run's rows (`rows.build_rows`), or its artifacts (`artifacts.read_run`), 
 Out: `frame_of` / `build_frames` (pandas), `arrow_schema` / `arrow_table` (Arrow),
      `to_spark` / `rows_to_spark` / `load_tables(spark, store, run_id)` (Spark DataFrames with
      the declared schema, `SCHEMAS`), `union_tables` (many runs' tables in one set);
-     `spill_directory` / `spill_possible`: where big tables go as Parquet files on a local master.
+     `spill_directory` / `spill_possible`: where big tables go as Parquet files on a local master;
+     `warm_up`: the conversion's first, slow time in a fresh JVM, spent on one row per table.
 """
 
 from __future__ import annotations
@@ -148,6 +149,15 @@ def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = N
                                                         safe=True), spill_dir)
     df = spark.createDataFrame(frame, schema)
     return df.limit(0) if empty else df
+
+
+def warm_up(spark) -> None:
+    """`to_spark` of one all-null row of every table, the DataFrames thrown away (no view, no job): a fresh
+    JVM's first conversions load and compile the Arrow path, which made a deep ``smoke`` run's 18 tables take
+    2.1-2.4 s instead of 0.6-0.7 s (bench/results/run/README.md). Run where the JVM is otherwise idle
+    (`regionchaos.validate.GXValidator.build_in_background`: while a run is emulated)."""
+    for name in TABLES:
+        to_spark(spark, name, pd.DataFrame([{col: None for col in column_names(name)}]))
 
 
 def load_tables(spark, store, run_id: str, *, artifacts: RunArtifacts | None = None,
