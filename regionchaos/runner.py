@@ -251,8 +251,8 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
                 from .validate import judging_session
 
                 # the judge's set-up goes on while the JVM starts and the run is emulated; not for a big run,
-                # where GX's memory would be resident through the emulation's peak (large: 4,094 MiB instead
-                # of 3,875), for ~2 s of ~105
+                # where GX's memory would be resident through the emulation's peak (large: about 100 MiB more,
+                # bench/results/probes/README.md), for ~2 s of ~105
                 small = scenario.checkpoints * scenario.topology.parallelism < BULK_SUBTASK_CHECKPOINTS
                 spark = judging_session() if small else get_spark()
             started = time.perf_counter()

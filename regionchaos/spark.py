@@ -83,9 +83,10 @@ _SUBMIT_OWNED = ("spark.master", "spark.driver.memory", "spark.driver.extraJavaO
                  "spark.default.parallelism")
 
 # The JIT of a driver on a local master: C1 only. Its work is many short jobs, and the C2 compiler's threads take
-# one of the two cores from them: measured on a quiet machine (bench/results/run/README.md, 23rd session), a deep
+# one of the two cores from them: measured with nothing else running (bench/results/probes/README.md), a deep
 # `smoke` run's emulate + validate + report in 17.0-17.1 s instead of 20.4-20.5, 1,000 swarm seeds in 82.6 s
-# instead of 104.0 (GX 52.2 s instead of 68.4), `large` the same (107.6 s against 105.3, one run each). C1 alone
+# instead of 104.0 (GX 52.2 s instead of 68.4), 10,000 in 390.0 s instead of 410.9, `large` the same (107.6 s
+# against 105.3, one run each). C1 alone
 # reserves 48 MB of code cache, which a long pass with code generation fills (the JVM then interprets
 # everything, bench/results/judge_profile/README.md): 256 MB, as tiered compilation reserves.
 # ``REGIONCHAOS_SPARK_JIT=tiered`` keeps the JVM's default (C1, then C2).

@@ -447,12 +447,12 @@ class GXValidator:
     @classmethod
     def build_in_background(cls) -> threading.Thread | None:
         """Start `get` on a daemon thread, then `tables.warm_up` (None when the validator exists already).
-        Importing GX and building its context and suites is seconds of Python (about 2 s of a deep ``smoke``
-        run's validation, bench/results/run/README.md) that can overlap the Spark driver's start (Python waits
-        on the JVM meanwhile); the tables' first conversions in a fresh JVM (2.1-2.4 s for a deep ``smoke``
-        run's, 0.6-0.7 s after the warm-up) overlap the emulation. The caller imports pyspark first, so the
-        two threads never import the same modules at once. A failure here is not kept: the later `get` builds
-        again and raises where the judge's errors are handled (the run is unknown)."""
+        Importing GX and building its context and suites is seconds of Python (2.6-3.0 s of a deep ``smoke``
+        run's validation, bench/results/probes/README.md) that can overlap the Spark driver's start (Python
+        waits on the JVM meanwhile); the tables' first conversions in a fresh JVM (about 2 s for a deep
+        ``smoke`` run's, then 0.6-0.9 s) overlap the emulation. The caller's thread imports pyspark.sql first,
+        so the modules both threads need are in place before this one imports GX. A failure here is not kept:
+        the later `get` builds again and raises where the judge's errors are handled (the run is unknown)."""
         if cls._instance is not None:
             return None
         import pyspark.sql  # noqa: F401  (in the caller's thread, before the other starts)

@@ -154,7 +154,7 @@ def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = N
 def warm_up(spark) -> None:
     """`to_spark` of one all-null row of every table, the DataFrames thrown away (no view, no job): a fresh
     JVM's first conversions load and compile the Arrow path, which made a deep ``smoke`` run's 18 tables take
-    2.1-2.4 s instead of 0.6-0.7 s (bench/results/run/README.md). Run where the JVM is otherwise idle
+    2.0-2.4 s instead of 0.4-0.9 s (bench/results/probes/README.md). Run where the JVM is otherwise idle
     (`regionchaos.validate.GXValidator.build_in_background`: while a run is emulated)."""
     for name in TABLES:
         to_spark(spark, name, pd.DataFrame([{col: None for col in column_names(name)}]))
