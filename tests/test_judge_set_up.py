@@ -4,7 +4,7 @@
 A caller about to start Spark and judge builds GX on another thread while the JVM starts, then converts one
 all-null row of every table there while it emulates. The thread's logic is tested with stand-ins for GX and
 the session (pure logic: what is called, in which order, what a failure leaves); `warm_up` on the real
-session. Their effect on a deep run's time is measured in bench/results/run/README.md, never asserted here.
+session. Their effect on a deep run's time is measured in bench/results/probes/README.md, never asserted here.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_judging_session_starts_the_set_up_before_the_session(no_validator, monk
     assert order == ["set-up", "spark regionchaos-validate-x"]
 
 
-def test_warm_up_converts_every_table_and_leaves_no_view(spark):
+def test_warm_up_converts_every_table_and_leaves_no_view(spark, monkeypatch):
     views = {t.name for t in spark.catalog.listTables()}
     seen: list[str] = []
     original = tables_mod.spark.to_spark
@@ -73,10 +73,7 @@ def test_warm_up_converts_every_table_and_leaves_no_view(spark):
         assert df.count() == 1 and all(v is None for v in df.first())  # the all-null row, in the table's schema
         return df
 
-    tables_mod.spark.to_spark = counted
-    try:
-        tables_mod.warm_up(spark)
-    finally:
-        tables_mod.spark.to_spark = original
+    monkeypatch.setattr(tables_mod.spark, "to_spark", counted)
+    tables_mod.warm_up(spark)
     assert seen == list(tables_mod.TABLES)
     assert {t.name for t in spark.catalog.listTables()} == views

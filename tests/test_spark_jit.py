@@ -1,7 +1,7 @@
 """The JIT options of a Spark driver (regionchaos/spark.py `LOCAL_JIT_OPTIONS`): C1 only, with the code cache
 tiered compilation reserves, on a local master; nothing on a cluster master (its executors are other JVMs);
 ``REGIONCHAOS_SPARK_JIT=tiered`` keeps the JVM's default. Pure logic (no JVM): what `spark_conf` passes. Their
-effect is measured in bench/results/run/README.md, never asserted here."""
+effect is measured in bench/results/probes/README.md, never asserted here."""
 
 from __future__ import annotations
 
