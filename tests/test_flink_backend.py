@@ -35,13 +35,8 @@ from regionchaos.flink.dist import FlinkDist, FlinkNotInstalled, find_dist
 from regionchaos.flink.rest import FlinkRest
 from regionchaos.flink.run import FlinkRunSpec, draw_faults, run_flink
 from regionchaos.flink.watch import CheckpointWatcher
+from tests.flink_dist import DIST, needs_flink
 
-try:
-    DIST, WHY_NOT = find_dist(), ""
-except FlinkNotInstalled as exc:
-    DIST, WHY_NOT = None, str(exc)
-
-needs_flink = pytest.mark.skipif(DIST is None, reason=f"no Flink distribution: {WHY_NOT}")
 
 
 def _alive(pid: int) -> bool:

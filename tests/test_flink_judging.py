@@ -20,16 +20,10 @@ import pytest
 
 from regionchaos import validate
 from regionchaos.flink import tables as flink_tables
-from regionchaos.flink.dist import FlinkNotInstalled, find_dist
 from regionchaos.flink.judging import judge_stored
 from regionchaos.flink.run import FlinkRunSpec, run_flink
+from tests.flink_dist import DIST, needs_flink
 
-try:
-    DIST, WHY_NOT = find_dist(), ""
-except FlinkNotInstalled as exc:
-    DIST, WHY_NOT = None, str(exc)
-
-needs_flink = pytest.mark.skipif(DIST is None, reason=f"no Flink distribution: {WHY_NOT}")
 RUN = "r1"
 
 

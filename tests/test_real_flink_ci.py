@@ -19,19 +19,13 @@ import time
 import pytest
 
 from regionchaos import runner
-from regionchaos.flink.dist import FlinkNotInstalled, find_dist
 from regionchaos.scenario import load
-
-try:
-    find_dist()
-    WHY_NOT = ""
-except FlinkNotInstalled as exc:
-    WHY_NOT = str(exc)
+from tests.flink_dist import needs_flink
 
 
 @pytest.mark.flink
 @pytest.mark.flink_ci
-@pytest.mark.skipif(bool(WHY_NOT), reason=f"no Flink distribution: {WHY_NOT}")
+@needs_flink
 def test_ci_one_taskmanager_kill_judged_on_free_ports(s3_server, spark, tmp_path, record_property):
     scenario = load("real-flink-tm-kills", overrides={"real_flink.tm_kills": 1, "real_flink.records": 3000,
                                                       "real_flink.duration_s": 8, "real_flink.taskmanagers": 1})

@@ -29,17 +29,11 @@ import psutil
 import pytest
 
 from regionchaos import cli, findings, runner, validate
-from regionchaos.flink.dist import FlinkNotInstalled, find_dist
 from regionchaos.report import build_report
 from regionchaos.run import parse_set
 from regionchaos.scenario import ScenarioError, catalogue, from_dict, load
+from tests.flink_dist import DIST, needs_flink
 
-try:
-    DIST, WHY_NOT = find_dist(), ""
-except FlinkNotInstalled as exc:
-    DIST, WHY_NOT = None, str(exc)
-
-needs_flink = pytest.mark.skipif(DIST is None, reason=f"no Flink distribution: {WHY_NOT}")
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ("real-flink-jm-resume", "real-flink-resume-older", "real-flink-tm-kills")
 APPLICABLE = {"storage_safety", "exactly_once_output"}  # suites whose applies_to names flink
