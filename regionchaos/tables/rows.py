@@ -39,9 +39,12 @@ OPERATOR_MODE = {"source": "even-split", "offsets": "union", "counter": "even-sp
 SPLIT_OPERATORS = ("source", "counter", "sink")  # operators whose list elements are split ids
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # one for every call (a seed makes ~400)
+
+
 def _j(value: Any) -> str:
     """The one JSON form of an element or list (compact, sorted keys)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def region_of(vertex: str, subtask: int, parallelism: int, topology: dict) -> int:

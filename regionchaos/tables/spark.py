@@ -10,6 +10,7 @@ Out: `frame_of` / `build_frames` (pandas), `arrow_schema` / `arrow_table` (Arrow
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -95,8 +96,10 @@ def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None 
     return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
 
 
+@functools.cache
 def arrow_schema(name: str):
-    """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists)."""
+    """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists). Built once per
+    table and process: the swarm converts every seed's 18 tables (an Arrow schema is immutable)."""
     import pyarrow as pa
 
     def arrow_type(ddl: str):
