@@ -96,6 +96,14 @@ def git_commit(directory: str) -> str:
     return done.stdout.strip() or "?"
 
 
+def labels(codes: list[str]) -> dict[str, str]:
+    """Each checkout's name in the output: its commit, and its directory too when two share a commit
+    (an uncommitted change against a worktree of HEAD)."""
+    commits = {code: git_commit(code) for code in codes}
+    shared = {c for c in commits.values() if list(commits.values()).count(c) > 1}
+    return {code: f"{c} ({code})" if c in shared else c for code, c in commits.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=300)
@@ -116,19 +124,20 @@ def main() -> None:
     for code in codes[1:]:
         if not (Path(code) / "regionchaos" / "swarm.py").is_file():
             ap.error(f"--against {code}: not a checkout of this repository (no regionchaos/swarm.py)")
+    names = labels(codes)
     runs: dict[str, list[dict]] = {code: [] for code in codes}
     for _ in range(args.repeat):
         for code in codes:
             runs[code].append(one_process(code, args.scenario, args.seeds))
-            print(f"{git_commit(code)}: {runs[code][-1]}", file=sys.stderr, flush=True)
+            print(f"{names[code]}: {runs[code][-1]}", file=sys.stderr, flush=True)
     print(f"{args.seeds} {args.scenario} seeds, ms per seed, median of {args.repeat} processes (alternating)\n")
     columns = ("code", *PHASES, "total")
     print("| " + " | ".join(columns) + " |\n" + "|---" * len(columns) + "|")
     for code, results in runs.items():
         medians = [statistics.median(r[p] for r in results) for p in (*PHASES, "total")]
-        print(f"| {git_commit(code)} | " + " | ".join(f"{m:.2f}" for m in medians) + " |")
+        print(f"| {names[code]} | " + " | ".join(f"{m:.2f}" for m in medians) + " |")
     if args.out_json:
-        Path(args.out_json).write_text(json.dumps({git_commit(c): r for c, r in runs.items()}, indent=1) + "\n")
+        Path(args.out_json).write_text(json.dumps({names[c]: r for c, r in runs.items()}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
