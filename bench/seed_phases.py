@@ -85,7 +85,7 @@ def measure(scenario_ref: str, seeds: int) -> dict:
 def one_process(code: str, scenario_ref: str, seeds: int) -> dict:
     cmd = [sys.executable, __file__, "--inner", "--code", code, "--scenario", scenario_ref, "--seeds", str(seeds)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=code,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # no __pycache__ in the other checkout
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -116,6 +116,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.seeds < 1 or args.repeat < 1:
         ap.error("--seeds and --repeat must be at least 1")
+    from regionchaos.scenario import catalogue
+
+    if args.scenario not in catalogue() and not Path(args.scenario).is_file():
+        ap.error(f"--scenario {args.scenario}: neither a catalogue scenario nor a file")
     if args.inner:
         use_code(args.code)
         print(json.dumps(measure(args.scenario, args.seeds)))

@@ -27,3 +27,10 @@ def test_against_a_directory_that_is_no_checkout_is_refused(tmp_path):
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2
     assert "--against" in done.stderr and "not a checkout" in done.stderr
+
+
+def test_an_unknown_scenario_is_refused_naming_the_option():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", "no-such-scenario"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2
+    assert "--scenario no-such-scenario" in done.stderr
