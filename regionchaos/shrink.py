@@ -8,7 +8,8 @@ Out: `shrink(...) -> ShrinkResult`: the shrunk scenario (an explicit ``faults.sc
 
 How: the run's drawn faults are pinned (`regionchaos.schedule.pin`); then, round after
 round, every candidate reduction is emulated in memory (cheap: the swarm's in-memory store)
-and all of a round's candidates are judged together by one pass of the same GX suites
+and all of a round's candidates are judged together by one pass of the same GX suites (the first
+round's in the same pass as the run itself)
 (`regionchaos.swarm.judge`, over `regionchaos.validate.judge`). Candidates of a round: the schedule without each of its
 chunks at every granularity (halves, quarters, ... single faults: delta debugging's
 complements, all at once since emulating is cheap and the judging pass is the fixed cost),
@@ -149,7 +150,10 @@ def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None 
         spark = judging_session()
     started = time.perf_counter()
     current, _ = pin(scenario, mutant)
-    first = judge(spark, [current], mutant)[0]
+    # the run itself and its first round's candidates in one pass: a pass's fixed cost is most of a
+    # round's (a fresh driver's first pass most of all); a run that fails nothing wastes its candidates
+    first_round = candidates(current)
+    first, *first_verdicts = judge(spark, [current, *(first_round if max_rounds >= 1 else [])], mutant)
     if first["verdict"] != "invalid" or (invariant is not None and invariant not in first["failed"]):
         want = invariant or "any invariant"
         raise ScenarioError([("--seed", f"{scenario.name} seed {scenario.seed} does not fail {want} "
@@ -160,14 +164,14 @@ def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None 
     result.rounds.append({"round": 0, "size": size(current), "candidates": 1, "failed": first["failed"]})
     say(f"shrink: {scenario.name} seed {scenario.seed} fails {invariant}; start {_describe(current)}")
     for round_no in range(1, max_rounds + 2):
-        cands = candidates(current)
+        cands = first_round if round_no == 1 else candidates(current)
         if not cands:
             break
         if round_no > max_rounds:
             result.complete = False
             say(f"  stopped after {max_rounds} rounds (max_rounds): a smaller schedule may still fail {invariant}")
             break
-        verdicts = judge(spark, cands, mutant)
+        verdicts = first_verdicts if round_no == 1 else judge(spark, cands, mutant)
         result.judged += len(cands)
         still = [(c, v) for c, v in zip(cands, verdicts) if v["verdict"] == "invalid" and invariant in v["failed"]]
         if not still:
