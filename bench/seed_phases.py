@@ -36,7 +36,7 @@ PHASES = ("scenario", "emulate", "read", "rows", "arrow")
 
 def use_code(directory: str) -> None:
     """Import ``regionchaos`` from ``directory`` instead of the installed (editable) package."""
-    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f)]
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
     sys.path.insert(0, directory)
     for name in [m for m in sys.modules if m == "regionchaos" or m.startswith("regionchaos.")]:
         del sys.modules[name]

@@ -68,14 +68,14 @@ def is_history_key(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(".jsonl")
 
 
-# one encoder for every call: ``json.dumps`` with options builds a new one each time (the swarm encodes
-# ~150 objects per seed); the output is the same bytes
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+# The one JSON form (sorted keys, compact) of every artifact and of the tables' JSON values, one encoder for
+# every call: ``json.dumps`` with options builds a new one each time (a swarm seed encodes ~550 objects).
+ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def dumps(obj: Any) -> bytes:
-    """The one JSON encoding of every artifact: sorted keys, compact."""
-    return _ENCODER.encode(obj).encode()
+    """The one JSON encoding of every artifact: sorted keys, compact (`ENCODER`)."""
+    return ENCODER.encode(obj).encode()
 
 
 _PLACEHOLDER = "\x00metadata\x00"

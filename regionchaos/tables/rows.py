@@ -18,14 +18,13 @@ holds them equal.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
 
 from ..gcpause import paused
-from ..history import Kind
+from ..history import ENCODER, Kind
 from ..workload import range_count_sum, record_values
 from .artifacts import RunArtifacts
 from .schemas import _CHK, _COLUMNS, _TXN, SCHEMAS
@@ -39,12 +38,9 @@ OPERATOR_MODE = {"source": "even-split", "offsets": "union", "counter": "even-sp
 SPLIT_OPERATORS = ("source", "counter", "sink")  # operators whose list elements are split ids
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))  # one for every call (a seed makes ~400)
-
-
 def _j(value: Any) -> str:
-    """The one JSON form of an element or list (compact, sorted keys)."""
-    return _ENCODER.encode(value)
+    """The one JSON form of an element or list (compact, sorted keys: `history.ENCODER`)."""
+    return ENCODER.encode(value)
 
 
 def region_of(vertex: str, subtask: int, parallelism: int, topology: dict) -> int:
