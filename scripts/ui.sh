@@ -12,6 +12,8 @@
 # The port option also sets the tasks' execution API URL (scripts/airflow-env.sh).
 # Login: user `admin`; the password is printed (SimpleAuthManager's generated file).
 # Set everything up first with scripts/setup.sh (scripts/demo.sh does).
+# Stopping: SIGTERM to each; what still runs after REGIONCHAOS_UI_STOP_GRACE_S (30) s is signalled
+# again, then killed with everything it started (scripts/stop-children.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --port) port="$2"; shift 2 ;;
     --s3-port) s3_port="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ui.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,10 +51,11 @@ unset AWS_PROFILE AWS_SESSION_TOKEN
 export AIRFLOW__CORE__PARALLELISM="${AIRFLOW__CORE__PARALLELISM:-4}"
 
 pids=()
-stop() {
+# shellcheck source=scripts/stop-children.sh
+source scripts/stop-children.sh
+stop() {  # SIGTERM to everything started here; again after a grace period, then SIGKILL (stop-children.sh)
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  stop_children "${REGIONCHAOS_UI_STOP_GRACE_S:-30}" "${pids[@]}"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM

@@ -1,5 +1,5 @@
-"""bench/rule_costs.py: bad options are refused before anything runs, and the report puts the dearest
-suite and rule first. No Spark (the measurement itself is a benchmark, run by hand)."""
+"""bench/rule_costs.py and bench/rule_diff.py: bad options are refused before anything runs, and the cost report
+puts the dearest suite and rule first. No Spark (the measurements themselves are benchmarks, run by hand)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,17 @@ def test_the_report_lists_the_dearest_first_and_sums_the_suites():
     assert "| all | 19.70 | 32.60 |" in text
     assert text.index("notifications.commit_upon_notification") < text.index("notifications.a |")
     assert "channel_state" not in text.splitlines()[0]  # empty tables are left out of the row counts
+
+
+# bench/rule_diff.py: the differential check of a rule's rewrite refuses what it cannot compare, before any run.
+DIFF = ROOT / "bench" / "rule_diff.py"
+
+
+def test_rule_diff_refuses_an_unknown_rule_and_a_revision_without_the_rule():
+    done = subprocess.run([sys.executable, str(DIFF), "notifications.no_such_rule"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "rule notifications.no_such_rule: no expectations/sql" in done.stderr
+    done = subprocess.run([sys.executable, str(DIFF), "notifications.commit_upon_notification", "--against",
+                           "no-such-revision"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--against no-such-revision: no expectations/sql/notifications/commit_upon_notification.sql" in done.stderr
