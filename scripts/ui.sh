@@ -27,6 +27,10 @@ while [ $# -gt 0 ]; do
     *) echo "ui.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+if ! [[ "${REGIONCHAOS_UI_STOP_GRACE_S:-30}" =~ ^[0-9]+$ ]]; then
+  echo "ui.sh: REGIONCHAOS_UI_STOP_GRACE_S=${REGIONCHAOS_UI_STOP_GRACE_S}: not a whole number of seconds" >&2
+  exit 2
+fi
 export AIRFLOW__API__PORT="$port"
 export AIRFLOW__CORE__EXECUTION_API_SERVER_URL="http://127.0.0.1:$port/execution/"
 # shellcheck source=scripts/airflow-env.sh

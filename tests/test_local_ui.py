@@ -51,6 +51,15 @@ def test_ui_refuses_an_unknown_option(tmp_path):
     assert "unknown option --prot" in proc.stderr
 
 
+def test_ui_refuses_a_stop_grace_that_is_not_whole_seconds(tmp_path):
+    proc = subprocess.run(["bash", "scripts/ui.sh"], cwd=ROOT, capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "REGIONCHAOS_UI_STOP_GRACE_S": "30s",
+                               "REGIONCHAOS_AIRFLOW_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 2
+    assert "REGIONCHAOS_UI_STOP_GRACE_S=30s: not a whole number of seconds" in proc.stderr
+    assert not (tmp_path / "home").exists()  # refused before anything was set up or started
+
+
 def _start_s3(folder: Path, port: int) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "local_s3.py"), "--dir", str(folder),
                              "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
