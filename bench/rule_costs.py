@@ -6,9 +6,9 @@ Emulates the scenario's run into the embedded S3 server, reads its tables back a
 (`validate.load_many`), then under the judge's session settings for that many rows
 (`validate.prepare_tables`, `validate.tuned_session`) runs each suite's query (its rules' union, as the
 GX pass runs it, without GX) ``--repeat`` times one after another, and each rule of the ``--top`` dearest
-suites on its own. Prints the rows per table, the emulation's and the reading's time, then per suite and per rule the fastest wall time and the
-JVM's CPU seconds of that repetition (the first repetition warms the JVM; with ``--repeat 1`` it is all
-there is), dearest first, as Markdown.
+suites on its own. Prints the rows per table, the emulation's and the reading's time, then per suite
+and per rule the fastest wall time and the JVM's CPU seconds of that repetition (the first repetition
+warms the JVM; with ``--repeat 1`` it is all there is), dearest first, as Markdown.
 
 What it is for: a rule whose cost grows faster than its tables (an inequality join over a big table)
 shows up here at a large scale long before it shows in a pass over small runs: on `large`,

@@ -6,11 +6,13 @@ The old SQL is the rule's file at git revision ``REV`` (default HEAD, so: the un
 against the committed rule), the new one the file in the working tree. The corpus, emulated into the
 embedded S3 server and read back as every judge reads it (`validate.load_many`, one batch): every
 emulated catalogue scenario but ``large`` at seeds 1..SEEDS (the findings' own scenarios among them), and
-each of them with every mutant at seed 1 (a run that cannot start is skipped and counted). ``--large``: instead, ``large`` seed 1 alone (where a rule's cost shows; few violations).
+each of them with every mutant at seed 1 (a run that cannot start is skipped and counted).
+``--large``: instead, ``large`` seed 1 alone (where a rule's cost shows; few violations).
 Both queries run under the judge's settings for that many rows (`validate.prepare_tables`,
 `validate.tuned_session`); every output row, every column (``detail`` included), is compared as a
 multiset. Prints the runs, how many have violating rows, each side's rows and fastest time of two;
-exit 0 when identical, 1 when not (with rows only one side gives), 2 on bad input.
+exit 0 when identical, 1 when not (with rows only one side gives) or when a side's SQL raises, 2 on
+bad input.
 
 Why: a rule's rewrite changes no test's expectation when it is right, and a rule that stops
 reporting is caught by its tamper test only for the one edit that test makes. The 25th session's
@@ -99,7 +101,15 @@ def main(argv: list[str] | None = None) -> int:
             total = V.table_rows(frames)
             V.register_views(V.prepare_tables(tables, total))
             with V.tuned_session(spark, total):
-                (old, t_old), (new, t_new) = rows(spark, before), rows(spark, after)
+                measured = {}
+                for side, sql in (("old", before), ("new", after)):
+                    try:
+                        measured[side] = rows(spark, sql)
+                    except Exception as exc:  # noqa: BLE001 - a rule that does not run is a difference
+                        first = (str(exc).splitlines() or [""])[0][:500]
+                        print(f"{args.rule}: the {side} SQL raised {type(exc).__name__}: {first}")
+                        return 1
+    (old, t_old), (new, t_new) = measured["old"], measured["new"]
     print(f"{args.rule}: {len(stores)} runs ({skipped} skipped), {total:,} rows; runs with violating rows: "
           f"{len({r[0] for r in old})} old, {len({r[0] for r in new})} new")
     print(f"old ({args.against}): {sum(old.values())} rows, {t_old:.2f} s; new (working tree): "
