@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,6 +36,21 @@ def timed(spark, custom, sql: str, rules: tuple[str, ...], repeat: int) -> tuple
         custom.collect_violations(spark, sql, rules, batch_view="rc_run")
         best = min(best, (time.perf_counter() - wall, jvm_cpu_seconds() - cpu))
     return best
+
+
+@contextmanager
+def judge_views(spark, stores: list):
+    """The stores' runs read back as every judge reads them (`validate.load_many`, one batch), registered as
+    the rules' views (``rc_<table>``, ``rc_run``) under the judge's settings for that many rows; yields the
+    frames (pandas) and the total rows. Also used by bench/rule_diff.py."""
+    from regionchaos import validate as V
+
+    with V.tables_mod.spill_directory(spark) as spill:
+        tables, frames, _ = V.load_many(spark, stores, spill_dir=spill)
+        total = V.table_rows(frames)
+        V.register_views(V.prepare_tables(tables, total))
+        with V.tuned_session(spark, total):
+            yield frames, total
 
 
 def measure(scenario: str, seed: int, repeat: int, top: int) -> dict:
@@ -52,21 +68,17 @@ def measure(scenario: str, seed: int, repeat: int, top: int) -> dict:
         runner.start(store, load(scenario, seed=seed), run_id=run_id, mutant=None, replay="-")
         emulated = time.perf_counter() - started
         custom, suites = V.load_custom(), V.load_suites()
-        with V.tables_mod.spill_directory(spark) as spill:
-            started = time.perf_counter()
-            tables, frames, _ = V.load_many(spark, [store], spill_dir=spill)
-            rows = V.table_rows(frames)
+        started = time.perf_counter()
+        with judge_views(spark, [store]) as (frames, _):
             out = {"scenario": scenario, "seed": seed, "rows": {name: len(f) for name, f in frames.items()},
                    "emulate_s": emulated, "load_s": time.perf_counter() - started, "suites": {}, "rules": {}}
-            V.register_views(V.prepare_tables(tables, rows))
-            with V.tuned_session(spark, rows):
-                for suite in suites:
-                    out["suites"][suite.name] = timed(spark, custom, suite.combined_sql(), suite.rule_names, repeat)
-                    print(f"{suite.name}: {out['suites'][suite.name][0]:.2f} s", file=sys.stderr, flush=True)
-                dearest = sorted(out["suites"], key=lambda name: -out["suites"][name][0])[:top]
-                for suite in (s for s in suites if s.name in dearest):
-                    for rule, sql in suite.rule_parts().items():
-                        out["rules"][f"{suite.name}.{rule}"] = timed(spark, custom, sql, (rule,), repeat)
+            for suite in suites:
+                out["suites"][suite.name] = timed(spark, custom, suite.combined_sql(), suite.rule_names, repeat)
+                print(f"{suite.name}: {out['suites'][suite.name][0]:.2f} s", file=sys.stderr, flush=True)
+            dearest = sorted(out["suites"], key=lambda name: -out["suites"][name][0])[:top]
+            for suite in (s for s in suites if s.name in dearest):
+                for rule, sql in suite.rule_parts().items():
+                    out["rules"][f"{suite.name}.{rule}"] = timed(spark, custom, sql, (rule,), repeat)
     return out
 
 

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def old_sql(rule_path: Path, rev: str) -> str | None:
@@ -52,7 +53,9 @@ def corpus(seeds: int, large: bool) -> list[tuple[str, int, str | None]]:
 
 def rows(spark, sql: str) -> tuple[collections.Counter, float]:
     """The rule's output rows as a multiset of string tuples, and the fastest of two runs."""
-    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip().rstrip(";")
+    from regionchaos.validate import _strip_comments  # as the judge reads a rule's file
+
+    body = _strip_comments(sql)
     best, out = float("inf"), collections.Counter()
     for _ in range(2):
         started = time.perf_counter()
@@ -79,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     if before is None:
         ap.error(f"--against {args.against}: no {path.relative_to(ROOT).as_posix()} at that revision")
 
+    from rule_costs import judge_views
+
     from regionchaos import runner
-    from regionchaos import validate as V
     from regionchaos.scenario import load
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore
@@ -96,19 +100,15 @@ def main(argv: list[str] | None = None) -> int:
                 skipped += 1
                 continue
             stores.append(store)
-        with V.tables_mod.spill_directory(spark) as spill:
-            tables, frames, _ = V.load_many(spark, stores, spill_dir=spill)
-            total = V.table_rows(frames)
-            V.register_views(V.prepare_tables(tables, total))
-            with V.tuned_session(spark, total):
-                measured = {}
-                for side, sql in (("old", before), ("new", after)):
-                    try:
-                        measured[side] = rows(spark, sql)
-                    except Exception as exc:  # noqa: BLE001 - a rule that does not run is a difference
-                        first = (str(exc).splitlines() or [""])[0][:500]
-                        print(f"{args.rule}: the {side} SQL raised {type(exc).__name__}: {first}")
-                        return 1
+        with judge_views(spark, stores) as (_, total):
+            measured = {}
+            for side, sql in (("old", before), ("new", after)):
+                try:
+                    measured[side] = rows(spark, sql)
+                except Exception as exc:  # noqa: BLE001 - a rule that does not run is a difference
+                    first = (str(exc).splitlines() or [""])[0][:500]
+                    print(f"{args.rule}: the {side} SQL raised {type(exc).__name__}: {first}")
+                    return 1
     (old, t_old), (new, t_new) = measured["old"], measured["new"]
     print(f"{args.rule}: {len(stores)} runs ({skipped} skipped), {total:,} rows; runs with violating rows: "
           f"{len({r[0] for r in old})} old, {len({r[0] for r in new})} new")

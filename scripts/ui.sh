@@ -27,8 +27,9 @@ while [ $# -gt 0 ]; do
     *) echo "ui.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-if ! [[ "${REGIONCHAOS_UI_STOP_GRACE_S:-30}" =~ ^[0-9]+$ ]]; then
-  echo "ui.sh: REGIONCHAOS_UI_STOP_GRACE_S=${REGIONCHAOS_UI_STOP_GRACE_S}: not a whole number of seconds" >&2
+stop_grace="${REGIONCHAOS_UI_STOP_GRACE_S:-30}"
+if ! [[ "$stop_grace" =~ ^[0-9]+$ ]]; then
+  echo "ui.sh: REGIONCHAOS_UI_STOP_GRACE_S=$stop_grace: not a whole number of seconds" >&2
   exit 2
 fi
 export AIRFLOW__API__PORT="$port"
@@ -59,7 +60,7 @@ pids=()
 source scripts/stop-children.sh
 stop() {  # SIGTERM to everything started here; again after a grace period, then SIGKILL (stop-children.sh)
   trap - EXIT INT TERM
-  stop_children "${REGIONCHAOS_UI_STOP_GRACE_S:-30}" "${pids[@]}"
+  stop_children "$stop_grace" "${pids[@]}"
 }
 trap stop EXIT
 trap 'exit 130' INT TERM
