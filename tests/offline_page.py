@@ -34,3 +34,15 @@ def open_offline(path: Path, screenshot: Path, evaluate: Callable[[Any], Any]) -
         finally:
             browser.close()
     return seen, requested
+
+
+# Run by `$.fn.ready` after the jQuery ready callbacks queued before it (jQuery 3 runs them in order).
+_AFTER_READY = "() => new Promise(done => jQuery(() => setTimeout(() => done(true), 0)))"
+
+
+def wait_for_ready_handlers(frame) -> None:
+    """Wait until a GX Data Docs page (in ``frame``, a page or frame locator) has run its
+    ``$(document).ready`` callbacks: its table rows exist as soon as bootstrap-table's inline
+    script ran, but their click handler (``click-row.bs.table``) is bound in a ready callback,
+    so a click before then is lost."""
+    frame.locator("body").evaluate(_AFTER_READY)

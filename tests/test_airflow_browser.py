@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.airflow_server import Airflow, free_port, wait_for
+from tests.offline_page import wait_for_ready_handlers
 
 pytestmark = pytest.mark.browser
 
@@ -416,6 +417,7 @@ def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(
         assert filters > 0 and header_weight in ("700", "bold"), (filters, header_weight)
         assert invalid_run.key in index_text and "notifications" in index_text
 
+        wait_for_ready_handlers(docs)  # the rows' click handler is bound when the document is ready
         rows.filter(has_text="notifications").click()  # a row's script opens its validation page
         # the failed rule's own table of unexpected rows (nested in GX's results table: the innermost one)
         unexpected = docs.locator("table:not(:has(table))").filter(has=docs.locator("th", has_text="checkpoint_id"))

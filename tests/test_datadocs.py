@@ -262,7 +262,7 @@ def served_plugin(configured, auth):
 
 @pytest.mark.browser
 def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served_plugin):
-    from tests.offline_page import CHROMIUM
+    from tests.offline_page import CHROMIUM, wait_for_ready_handlers
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
@@ -292,6 +292,7 @@ def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served
                 "e => getComputedStyle(e).fontWeight")  # bootstrap's table styles applied
             origin_seen = frame.locator("body").evaluate("() => self.origin")
             page.screenshot(path=str(SCREENSHOTS / "datadocs-index.png"), full_page=True)
+            wait_for_ready_handlers(frame)  # the rows' click handler is bound when the document is ready
             first_row.click()  # a clickable row: its script goes to the validation page
             frame.locator("text=Unexpected Value").first.wait_for(timeout=20_000)
             validation_text = frame.locator("body").inner_text()
