@@ -286,7 +286,7 @@ def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served
             page.goto(f"{origin}/airflow-shell")
             frame = page.frame_locator("#view")
             first_row = frame.locator("table.ge-index-page-validation-results-table tbody tr").first
-            first_row.wait_for(timeout=20_000)  # filled by bootstrap-table: the page's scripts ran
+            first_row.wait_for(timeout=60_000)  # filled by bootstrap-table: the page's scripts ran
             index_text = frame.locator("body").inner_text()
             title_colour = frame.locator("table.ge-index-page-validation-results-table thead th").first.evaluate(
                 "e => getComputedStyle(e).fontWeight")  # bootstrap's table styles applied
@@ -294,7 +294,7 @@ def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served
             page.screenshot(path=str(SCREENSHOTS / "datadocs-index.png"), full_page=True)
             wait_for_ready_handlers(frame)  # the rows' click handler is bound when the document is ready
             first_row.click()  # a clickable row: its script goes to the validation page
-            frame.locator("text=Unexpected Value").first.wait_for(timeout=20_000)
+            frame.locator("text=Unexpected Value").first.wait_for(timeout=60_000)
             validation_text = frame.locator("body").inner_text()
             page.screenshot(path=str(SCREENSHOTS / "datadocs-validation.png"), full_page=True)
         finally:
