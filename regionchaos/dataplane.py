@@ -83,7 +83,8 @@ COUNTER_KEY = "ha/checkpoint-id-counter"
 PUT_FAILURE, SLOW_PUT = STORAGE_PLANS["failed_put_keys"], STORAGE_PLANS["slow_put_ms"]  # the kinds' names
 NO_SPLIT = -1  # split of the emulator's placeholder row for a source subtask that owns none
 
-# Compact state rows shipped to Spark tasks (tuples pickle far smaller than the row dicts):
+# Compact state rows, as the emulation's snapshots make them and Spark tasks receive them (tuples: no
+# dict per row, and they pickle small):
 #   ("source", subtask, split, src)
 #   ("counter", subtask, split, consumed, lost, chan_start, chan_end, pending)
 #   ("offsets" | "epoch" | "rules", subtask, element, value)
@@ -122,26 +123,14 @@ class UploadContext:
 # -- driver: planning ------------------------------------------------------------------
 
 
-def _compact(row: dict) -> tuple:
-    op = row["operator"]
-    if op == "source":
-        return ("source", row["subtask"], row["split"], row["src"])
-    if op == "counter":
-        return ("counter", row["subtask"], row["split"], row["consumed"],
-                tuple(tuple(r) for r in row["lost"]), row["chan_start"], row["chan_end"],
-                tuple(tuple(p) for p in row["pending"]))
-    return (op, row["subtask"], tuple(row["element"]), row["value"])
-
-
 def plan_file_tasks(batch: Batch, scenario: Scenario, never_uploaded: int | None = None) -> list[FileTask]:
     """Group a batch's state rows into FileTasks, sorted by (TaskManager, checkpoint)
     so a Spark partition covers few TaskManagers and therefore few splits.
     ``never_uploaded``: a checkpoint whose state objects are not uploaded (its sink
     transactions still are: the sink pre-committed them at snapshot time)."""
     grouped: dict[tuple[int, int], dict[str, list[tuple]]] = {}
-    for row in batch.state_rows:
-        files = grouped.setdefault((row["checkpoint_id"], row["tm"]), {})
-        files.setdefault(row["object_key"], []).append(_compact(row))
+    for cid, tm, key, row in batch.state_rows:
+        grouped.setdefault((cid, tm), {}).setdefault(key, []).append(row)
     tms = scenario.topology.taskmanagers
     for cid, tm in batch.put_failures:  # every subtask there declined: no rows, the PUT still fails
         grouped.setdefault((cid, tm), {}).setdefault(object_key(cid, ("source", tm), tms, True), [])
@@ -387,7 +376,7 @@ class S3Persistence:
             metadata_first = self.mutant == MUTANT_METADATA_FIRST  # the mutant's one switch
             with self._phase("plan"):  # with metadata first, the crash falls before the state upload
                 tasks = plan_file_tasks(batch, self.scenario, batch.crash_before_metadata if metadata_first else None)
-                batch.state_rows = []  # planned: the row dicts go before the upload (0.8 M of them on large)
+                batch.state_rows = []  # planned: the rows go before the upload (1 M of them on large)
             if metadata_first:
                 self._run_steps(batch, [s for s in batch.steps if s["op"] == "metadata"])
                 injected = self._upload(tasks)

@@ -70,7 +70,8 @@ class Batch:
     """What the control plane hands to storage between two JobManager lives."""
 
     index: int
-    state_rows: list[dict] = field(default_factory=list)  # one per (checkpoint, task, operator, split)
+    state_rows: list[tuple] = field(default_factory=list)  # (checkpoint, tm, object key, compact row): one per
+    # (checkpoint, task, operator, split), the compact rows of `regionchaos.dataplane`
     steps: list[dict] = field(default_factory=list)  # ordered: metadata commits, deletes, sink commits
     events: list[dict] = field(default_factory=list)
     crash_before_metadata: int | None = None  # checkpoint whose metadata is never written

@@ -176,23 +176,23 @@ class Dataflow:
 
     # -- snapshots and the sink --------------------------------------------------------
 
-    def snapshot(self, cid: int, task: Task, key: str, tm: int, rows: list[dict]) -> dict[str, OperatorSubtaskState]:
+    def snapshot(self, cid: int, task: Task, key: str, tm: int, rows: list[tuple]) -> dict[str, OperatorSubtaskState]:
         """The task's operator states for checkpoint ``cid``, stored in object ``key``; the state
-        rows the data plane writes go to ``rows``. The sink pre-commits its open transaction."""
+        rows the data plane writes go to ``rows`` as ``(cid, tm, key, row)``, ``row`` in the
+        data plane's compact form (the comment above `regionchaos.dataplane.FileTask`). The sink
+        pre-commits its open transaction."""
         vertex, sub = task
         splits = tuple(self.owned.get(sub, []))
         recovering = False
-        base = {"checkpoint_id": cid, "object_key": key, "vertex": vertex, "subtask": sub, "tm": tm}
         if vertex == SOURCE:
             if not splits:  # the data plane still writes the empty segment the metadata names
-                rows.append({**base, "operator": "source", "split": -1, "src": None})
+                rows.append((cid, tm, key, ("source", sub, -1, None)))
             offsets = []
             for split in splits:
                 sp = self.splits[split]
-                rows.append({**base, "operator": "source", "split": split, "src": sp.src})
+                rows.append((cid, tm, key, ("source", sub, split, sp.src)))
                 offsets.append(("offset", split, sp.src))
-                rows.append({**base, "operator": "offsets", "split": split, "element": list(offsets[-1]),
-                             "value": sp.src})
+                rows.append((cid, tm, key, ("offsets", sub, offsets[-1], sp.src)))
             return {"source": OperatorSubtaskState((StateHandle(key, f"source/{sub}", cid, splits),)),
                     "offsets": OperatorSubtaskState((StateHandle(key, f"offsets/{sub}", cid, tuple(offsets)),))}
         unaligned = self.sc.flink.unaligned
@@ -209,15 +209,14 @@ class Dataflow:
                 channels.append(ChannelStateHandle(key, f"counter/{sub}/channel/{split}", cid, split,
                                                    (chan_start, sp.src)))
             self.snapshots[(cid, split)] = sp.snapshot()
-            rows.append({**base, "operator": "counter", "split": split, "src": sp.src, "consumed": sp.consumed,
-                         "lost": [list(r) for r in sp.lost], "chan_start": chan_start if unaligned else sp.src,
-                         "chan_end": sp.src, "pending": [list(p) for p in sp.pending]})
+            rows.append((cid, tm, key, ("counter", sub, split, sp.consumed, tuple(tuple(r) for r in sp.lost),
+                                        chan_start if unaligned else sp.src, sp.src,
+                                        tuple(tuple(p) for p in sp.pending))))
         if recovering:
             self.log(Kind.CHECKPOINT_DURING_RECOVERY, checkpoint_id=cid, subtask=sub)
         epoch_element = ("epoch", cid, sub)
-        rows.append({**base, "operator": "epoch", "split": -1, "element": list(epoch_element),
-                     "value": sum(self.splits[s].consumed for s in splits)})
-        rows.append({**base, "operator": "rules", "split": -1, "element": ["rules", 1], "value": 1})
+        rows.append((cid, tm, key, ("epoch", sub, epoch_element, sum(self.splits[s].consumed for s in splits))))
+        rows.append((cid, tm, key, ("rules", sub, ("rules", 1), 1)))
         return {
             "counter": OperatorSubtaskState((StateHandle(key, f"counter/{sub}", cid, splits),), tuple(channels)),
             "epoch": OperatorSubtaskState((StateHandle(key, f"epoch/{sub}", cid, (epoch_element,)),)),
