@@ -4,7 +4,7 @@
     .venv/bin/python bench/identity.py OUT2.json && cmp OUT.json OUT2.json
 
 For every catalogue scenario but ``large``, seeds 1-3, mutants none / failed-region-commits /
-cleaner-ignores-refs, each with and without the swarm's fault mix (306 runs, about 20 s), the run is
+cleaner-ignores-refs, each with and without the swarm's fault mix (396 runs, about 15 s), the run is
 emulated in memory (`regionchaos.runner.emulate_in_memory`: the deep run's data plane on an
 in-memory store). One SHA-256 per run covers every object on the store (keys and bytes), every
 table row the suites read, and the run's counters without wall times. Exit 0; a run that raises is
