@@ -82,6 +82,24 @@ def measure(scenario_ref: str, seeds: int) -> dict:
     return out
 
 
+def too_big(ap: argparse.ArgumentParser, scenario_ref: str) -> None:
+    """Refuse a big run (`runner.BULK_SUBTASK_CHECKPOINTS` planned subtask-checkpoints or more): every seed
+    here lives whole in memory, with its warm-up seed's (``large`` took a process to 24 GB and the kernel
+    killed it)."""
+    from regionchaos import runner
+    from regionchaos.scenario import ScenarioError, load
+
+    try:
+        scenario = load(scenario_ref)
+    except ScenarioError as exc:
+        ap.error(f"--scenario {scenario_ref}: {exc}")
+    planned = scenario.checkpoints * scenario.topology.parallelism
+    if planned >= runner.BULK_SUBTASK_CHECKPOINTS:
+        ap.error(f"--scenario {scenario_ref}: a big run ({planned:,} planned subtask-checkpoints, from "
+                 f"{runner.BULK_SUBTASK_CHECKPOINTS:,}); this tool keeps whole seeds in memory and is for "
+                 "smoke-sized ones: time a big run with bench/run.py (its phases) or bench/rule_costs.py (its judge)")
+
+
 def one_process(code: str, scenario_ref: str, seeds: int) -> dict:
     cmd = [sys.executable, __file__, "--inner", "--code", code, "--scenario", scenario_ref, "--seeds", str(seeds)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=code,
@@ -120,6 +138,7 @@ def main() -> None:
 
     if args.scenario not in catalogue() and not Path(args.scenario).is_file():
         ap.error(f"--scenario {args.scenario}: neither a catalogue scenario nor a file")
+    too_big(ap, args.scenario)
     if args.inner:
         use_code(args.code)
         print(json.dumps(measure(args.scenario, args.seeds)))

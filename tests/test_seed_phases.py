@@ -34,3 +34,10 @@ def test_an_unknown_scenario_is_refused_naming_the_option():
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2
     assert "--scenario no-such-scenario" in done.stderr
+
+
+def test_a_big_run_is_refused_before_it_is_emulated():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", "large"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2
+    assert "--scenario large: a big run" in done.stderr and "bench/run.py" in done.stderr
