@@ -70,15 +70,14 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     # state files: every object named by a completed checkpoint that is still on storage
     present = set(keys)
     wanted: set[str] = set()
-    for e in events:
-        if e["kind"] == Kind.CHECKPOINT_COMPLETED:
-            for entry in e["metadata"]["operatorSubtaskStates"]:
-                wanted.update(h[0] for h in entry["handles"])
-                wanted.update(c[0] for c in entry["channelState"])
-    for doc in metadata_at_end.values():
+    named = wanted.add  # a loop, not set.update of a generator per entry: large names 1.2 M entries' handles
+    docs = [e["metadata"] for e in events if e["kind"] == Kind.CHECKPOINT_COMPLETED] + list(metadata_at_end.values())
+    for doc in docs:
         for entry in doc["operatorSubtaskStates"]:
-            wanted.update(h[0] for h in entry["handles"])
-            wanted.update(c[0] for c in entry["channelState"])
+            for h in entry["handles"]:
+                named(h[0])
+            for c in entry["channelState"]:
+                named(c[0])
     state_keys = sorted(wanted & present)
     state_bodies = store.get_many(state_keys, threads=threads)
     state_files = {k: json.loads(v) for k, v in state_bodies.items()}
