@@ -13,7 +13,7 @@ One module a job, each importing only those above it:
 - `schemas`: `SCHEMAS`, `TABLES`, `column_names`, the DDL helpers and the key patterns the others share;
 - `artifacts` (read artifacts): `RunArtifacts`, `read_run` (one LIST with sizes, then GETs; nothing written);
 - `rows` (build rows): `build_rows`, the replay of the history and every table's section,
-  `region_of`, the job's operators (`OPERATOR_MODE`), digests, redistribution and truth rows;
+  `region_rule`, the job's operators (`OPERATOR_MODE`), digests, redistribution and truth rows;
 - `spark` (to pandas/Arrow/Spark): `frame_of`, `build_frames`, `arrow_schema`, `arrow_table`,
   `to_spark`, `rows_to_spark`, `load_tables`, `union_tables`, spilling to Parquet
   (`spill_directory`, `spill_possible`, `SPILL_MIN_ROWS`), `warm_up` (a fresh JVM's first conversions);

@@ -2,7 +2,7 @@
 
 In:  `RunArtifacts` (`artifacts.read_run`).
 Out: `build_rows(art) -> dict[str, list[tuple]]`: table -> tuples in the column order of
-     `SCHEMAS` (`schemas`); `region_of`, the job's operators (`OPERATOR_VERTEX`,
+     `SCHEMAS` (`schemas`); `region_rule`, the job's operators (`OPERATOR_VERTEX`,
      `OPERATOR_MODE`, `SPLIT_OPERATORS`). `spark` makes frames, Arrow and Spark tables of the rows.
 
 Independence: values are never copied from the run's own bookkeeping where validation
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -63,17 +63,17 @@ def _j(value: Any) -> str:
     return ENCODER.encode(value)
 
 
-def region_of(vertex: str, subtask: int, parallelism: int, topology: dict) -> int:
-    """Pipeline region of a subtask, from the job topology (PROTOCOL.md section 1):
+def region_rule(topology: dict) -> Callable[[str, int, int], int]:
+    """``(vertex, subtask, parallelism) -> pipeline region`` for the job topology (PROTOCOL.md section 1):
     forward + pipelined: region i = {source_i, process_i}; an ALL_TO_ALL pipelined edge
     joins everything into region 0; BLOCKING/HYBRID edges join nothing (regions are
-    numbered source 0..P-1, then process P..2P-1)."""
+    numbered source 0..P-1, then process P..2P-1). Made once per run: the rows ask it per entry."""
     pipelined = topology.get("exchange", "pipelined") == "pipelined"
     if pipelined and topology.get("partitioning", "forward") != "forward":
-        return 0
+        return lambda vertex, subtask, parallelism: 0
     if pipelined:
-        return subtask
-    return subtask if vertex == "source" else parallelism + subtask
+        return lambda vertex, subtask, parallelism: subtask
+    return lambda vertex, subtask, parallelism: subtask if vertex == "source" else parallelism + subtask
 
 
 class _Cols:
@@ -149,6 +149,7 @@ def _replay_history(t: dict, art: RunArtifacts, topo: dict, first: dict) -> _Rep
     h = _Replayed(p_now, heal_attempt=first[Kind.HEAL_STARTED]["attempt"] if Kind.HEAL_STARTED in first else None)
     open_from: dict[int, int] = {}
     responses = t["task_responses"].rows  # `_BY_HAND`
+    region = region_rule(topo)
     for e in art.events:
         k = e["kind"]
         if k == Kind.GLOBAL_RESTORE:
@@ -157,7 +158,7 @@ def _replay_history(t: dict, art: RunArtifacts, topo: dict, first: dict) -> _Rep
             h.trig[e["checkpoint_id"]] = {**e, "_p": p_now, "_regions": regions_now}
         elif k == Kind.TASK_RESPONSES:  # the task side's record, apart from the coordinator's decision
             cid, attempt = e["checkpoint_id"], e.get("attempt")
-            responses.extend([(rid, cid, attempt, vertex, sub, region_of(vertex, sub, p_now, topo), response, at_ms,
+            responses.extend([(rid, cid, attempt, vertex, sub, region(vertex, sub, p_now), response, at_ms,
                                upload_ms, reason) for vertex, sub, response, at_ms, upload_ms, reason in e["tasks"]])
         elif k == Kind.CHECKPOINT_DECIDED:
             cid = e["checkpoint_id"]
@@ -284,14 +285,13 @@ def _state_rows(t: dict, art: RunArtifacts, meta: dict, h: _Replayed, topo: dict
     handles), and what the named segments hold in the state objects (state_values,
     channel_state); the record ranges seen go into ``split_ranges`` (for the truth table).
 
-    The hot loop of a big run (``large``: 1.2 M entries, 0.8 M entry splits): `region_of` is
-    taken apart once per run, each operator's vertex and parallelism once per checkpoint, and
-    the two big tables get their tuples in column order (`_BY_HAND`)."""
+    The hot loop of a big run (``large``: 1.2 M entries, 0.8 M entry splits): the region rule is
+    made once per run (`region_rule`), each operator's vertex and parallelism looked up once per
+    checkpoint, and the two big tables get their tuples in column order (`_BY_HAND`)."""
     rid = art.run_id
     readable = {k for k, _ in art.inventory} & art.state_files.keys()  # on storage at the end, and read
     entry_rows, split_rows = t["entries"].rows, t["entry_splits"].rows
-    pipelined = topo.get("exchange", "pipelined") == "pipelined"
-    all_to_all = pipelined and topo.get("partitioning", "forward") != "forward"  # `region_of`: one region
+    region_at = region_rule(topo)
     for cid in sorted(meta):
         m = meta[cid]
         p_time = h.trig.get(cid, {}).get("_p", h.p_now)
@@ -304,7 +304,7 @@ def _state_rows(t: dict, art: RunArtifacts, meta: dict, h: _Replayed, topo: dict
             if known is None:
                 known = operators[op] = (OPERATOR_VERTEX.get(op, "process"), int(parallelism.get(op, p_time)))
             vertex, par = known
-            region = 0 if all_to_all else sub if pipelined or vertex == "source" else p_time + sub
+            region = region_at(vertex, sub, p_time)
             handles, channels = en["handles"], en["channelState"]
             lo = hi = None
             pos = 0
