@@ -45,6 +45,7 @@ from great_expectations.render import LegacyDiagnosticRendererType, RenderedStri
 from great_expectations.render.renderer.renderer import renderer
 
 EXAMPLES_PER_RUN = 5
+Runs = Union[list, Future, None]  # the batch's run ids, a future of them, or None (query them): `collect_violations`
 BATCH_VIEW = "rc_batch"  # the {batch} placeholder of the rule SQL (the run table)
 COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "split", "detail")
 
@@ -135,7 +136,7 @@ def explained_rules(suite: str) -> set[str]:
     return {rule for _, rules, _ in SUITE_MECHANISMS.get(suite, []) for rule in rules}
 
 
-def suite_violations(spark, suite: str) -> dict[str, dict[str, dict]]:
+def suite_violations(spark, suite: str, runs: Runs = None) -> dict[str, dict[str, dict]]:
     """`collect_violations` for a registered suite. The findings' mechanism queries (a join per
     violating row, recursive ones in flip_bounds) only matter for rows that exist: the suite's
     rules run first on their own, and only the rules with a violating row in some run AND a
@@ -143,58 +144,73 @@ def suite_violations(spark, suite: str) -> dict[str, dict[str, dict]]:
     their entries replace the untagged ones. A rule no mechanism names would come back from that
     second query exactly as from the first (every row tagged ""), so it is not run again. A suite
     that holds everywhere (most runs) costs what it did before the mechanisms; the counts and
-    examples are the same either way."""
+    examples are the same either way. ``runs``: see `collect_violations`."""
     rules = SUITE_RULES[suite]
-    plain = collect_violations(spark, SUITE_SQL[suite], rules)
+    plain = collect_violations(spark, SUITE_SQL[suite], rules, runs=runs)
     failing = {rule for rule, per_run in plain.items() if any(entry["count"] for entry in per_run.values())}
     failing &= explained_rules(suite)
     if not failing:
         return plain
-    tagged = collect_violations(spark, tagged_sql(suite, failing), tuple(r for r in rules if r in failing))
+    tagged = collect_violations(spark, tagged_sql(suite, failing), tuple(r for r in rules if r in failing), runs=runs)
     return {**plain, **tagged}
 
 
 def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW) -> str:
-    """One query: for EVERY run of the batch and every rule, the count of violating rows (0
-    included, so a run with no result row is a rule that did not answer), the first examples, and
-    the count of rows per ``explained_by`` tag (one row of each tag carries it). ``combined_sql``
-    without an ``explained_by`` column (`with_mechanisms` not applied) counts every row as ""."""
+    """One query over the violating rows of ``rules``: per run and rule its first `EXAMPLES_PER_RUN` rows in
+    order (``rn``), and per ``explained_by`` tag one row carrying the tag's row count (``rn_by`` 1,
+    ``n_by``). A run and rule with no violating row has no row here (`collect_violations` gives it a
+    zero entry). ``combined_sql`` without an ``explained_by`` column (`with_mechanisms` not applied) counts
+    every row as "". A rule's total is the sum of its tags' counts. (A window counting it, and a join of the
+    batch's runs with the rule names giving the zeros in SQL, cost 0.6 of a warm pass's 4.8 s of suite queries
+    on smoke: bench/results/probes/README.md.)"""
     body = combined_sql.replace("{batch}", batch_view)
     if "explained_by" not in body:
         body = with_mechanisms(body, [])
     order = "checkpoint_id NULLS FIRST, region NULLS FIRST, subtask NULLS FIRST, operator, split NULLS FIRST, detail"
-    names = ", ".join(f"('{r}')" for r in rules)
-    ranked = (
-        "SELECT v.*, count(*) OVER (PARTITION BY v.run_id, v.rule) AS violations,"
+    only = f" WHERE v.rule IN ({', '.join(repr(r) for r in rules)})" if rules else ""
+    return (
+        "SELECT * FROM (SELECT v.*,"
         f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn,"
         " count(*) OVER (PARTITION BY v.run_id, v.rule, v.explained_by) AS n_by,"
         f" row_number() OVER (PARTITION BY v.run_id, v.rule, v.explained_by ORDER BY {order}) AS rn_by"
-        f" FROM ({body}) v"
-    )
-    return (
-        "SELECT r.rule, b.run_id, coalesce(x.violations, 0) AS violations, x.checkpoint_id, x.region, x.subtask,"
-        " x.operator, x.split, x.detail, x.rn, x.explained_by, x.n_by, x.rn_by"
-        f" FROM (SELECT DISTINCT run_id FROM {batch_view}) b CROSS JOIN (VALUES {names}) AS r(rule)"
-        f" LEFT JOIN (SELECT * FROM ({ranked}) WHERE rn <= {EXAMPLES_PER_RUN} OR rn_by = 1) x"
-        " ON x.run_id = b.run_id AND x.rule = r.rule"
+        f" FROM ({body}) v{only})"
+        f" WHERE rn <= {EXAMPLES_PER_RUN} OR rn_by = 1"
     )
 
 
-def collect_violations(spark, combined_sql: str, rules: tuple[str, ...],
-                       batch_view: str = BATCH_VIEW) -> dict[str, dict[str, dict]]:
+def batch_runs(spark, batch_view: str = BATCH_VIEW) -> list[str]:
+    """The run ids of the batch (the run table's view): every rule gets an entry for each."""
+    return sorted(row[0] for row in spark.sql(f"SELECT DISTINCT run_id FROM {batch_view}").collect())
+
+
+def collect_violations(spark, combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW,
+                       runs: Runs = None) -> dict[str, dict[str, dict]]:
     """rule -> run_id -> {"count": n, "examples": [row dicts], "explained": {tag: rows}}, an entry for
-    every rule and run (``explained``: see the module docstring; {} when nothing failed)."""
-    out: dict[str, dict[str, dict]] = {}
-    for row in spark.sql(violations_query(combined_sql, rules, batch_view)).collect():
+    every rule and every run of the batch, 0 and no examples where the rule found nothing (``explained``:
+    see the module docstring). Rows of a run outside the batch are not counted. Examples in the rule's
+    order (``rn``). ``runs``: the batch's run ids (`batch_runs`), or a future of them (read once the
+    rows are in: a pass computes them beside its first suites), None to query them here."""
+    rows = spark.sql(violations_query(combined_sql, rules, batch_view)).collect()
+    if runs is None:
+        runs = batch_runs(spark, batch_view)
+    elif isinstance(runs, Future):
+        runs = runs.result()
+    out = {rule: {run_id: {"count": 0, "examples": [], "explained": {}} for run_id in runs} for rule in rules}
+    ranked: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+    for row in rows:
         d = row.asDict()
-        rule, run_id, n = d.pop("rule"), d["run_id"], int(d.pop("violations"))
+        rule, run_id = d.pop("rule"), d["run_id"]
         rn, tag, n_by, rn_by = d.pop("rn"), d.pop("explained_by"), d.pop("n_by"), d.pop("rn_by")
-        entry = out.setdefault(rule, {}).setdefault(run_id, {"count": n, "examples": [], "explained": {}})
-        if n:
-            if rn <= EXAMPLES_PER_RUN:
-                entry["examples"].append(d)
-            if rn_by == 1:
-                entry["explained"][tag or ""] = int(n_by)
+        entry = out.get(rule, {}).get(run_id)
+        if entry is None:  # not the batch's run (or not a rule asked for): as the rules' joins would drop it
+            continue
+        if rn <= EXAMPLES_PER_RUN:
+            ranked.setdefault((rule, run_id), []).append((rn, d))
+        if rn_by == 1:
+            entry["explained"][tag or ""] = int(n_by)
+            entry["count"] += int(n_by)
+    for (rule, run_id), examples in ranked.items():
+        out[rule][run_id]["examples"] = [d for _, d in sorted(examples, key=lambda pair: pair[0])]
     return out
 
 
@@ -214,17 +230,20 @@ class SuitePass:
         self.workers = max(1, int(workers))
         self.pool: ThreadPoolExecutor | None = None
         self.jobs: dict[str, Future] = {}
+        self.runs: Runs = None  # the batch's run ids (`batch_runs`), once per pass
 
     def violations(self, spark, suite: str, register_batch) -> dict:
         if self.workers == 1:
             register_batch()
-            return suite_violations(spark, suite)
-        if self.pool is None:  # the first suite GX asks for: the batch view once, then every suite's job
+            self.runs = batch_runs(spark) if self.runs is None else self.runs
+            return suite_violations(spark, suite, self.runs)
+        if self.pool is None:  # the first suite GX asks for: the batch view once, then the jobs
             register_batch()
             self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="regionchaos-suite")
-            self.jobs = {name: self.pool.submit(suite_violations, spark, name) for name in SUITE_SQL}
+            self.runs = self.pool.submit(batch_runs, spark)  # first in the queue: no suite's job waits on a job not started
+            self.jobs = {name: self.pool.submit(suite_violations, spark, name, self.runs) for name in SUITE_SQL}
         job = self.jobs.get(suite)
-        return job.result() if job is not None else suite_violations(spark, suite)
+        return job.result() if job is not None else suite_violations(spark, suite, self.runs)
 
     def close(self) -> None:
         if self.pool is not None:

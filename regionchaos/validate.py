@@ -682,7 +682,8 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
         for suite in suites:
             error = None
             try:
-                found = custom.collect_violations(spark, suite.combined_sql(), suite.rule_names, batch_view="rc_run")
+                found = custom.collect_violations(spark, suite.combined_sql(), suite.rule_names, batch_view="rc_run",
+                                                  runs=run_ids)
                 found = {rule: {"success": all(v["count"] == 0 for v in by_run.values()), "by_run": by_run}
                          for rule, by_run in found.items()}
             except Exception as exc:

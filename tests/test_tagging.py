@@ -26,7 +26,8 @@ def recorder(monkeypatch):
     calls: list[tuple[str, tuple[str, ...]]] = []
     failing: set[str] = set()
 
-    def collect(spark, sql, rules, batch_view=custom.BATCH_VIEW):
+    def collect(spark, sql, rules, batch_view=custom.BATCH_VIEW, runs=None):
+        assert runs == ["run-1"]  # the batch's runs, given: not queried again per call
         calls.append((sql, tuple(rules)))
         tagged = sql != "SELECT 'plain'"
         return {rule: {"run-1": {"count": int(rule in failing), "examples": [],
@@ -40,7 +41,7 @@ def recorder(monkeypatch):
 def test_only_failing_rules_a_mechanism_names_are_tagged(recorder):
     calls, failing = recorder
     failing.update({"named_rule", "unnamed_rule"})
-    out = custom.suite_violations(None, SUITE)
+    out = custom.suite_violations(None, SUITE, ["run-1"])
     assert [rules for _, rules in calls] == [RULES, ("named_rule",)]
     assert "mechanism" in calls[1][0] and "unnamed_rule" not in calls[1][0]
     assert out["named_rule"]["run-1"]["explained"] == {"F9": 1}  # the tagged entry replaced the plain one
@@ -51,13 +52,13 @@ def test_only_failing_rules_a_mechanism_names_are_tagged(recorder):
 def test_a_suite_whose_failing_rules_no_mechanism_names_is_one_query(recorder):
     calls, failing = recorder
     failing.add("unnamed_rule")
-    out = custom.suite_violations(None, SUITE)
+    out = custom.suite_violations(None, SUITE, ["run-1"])
     assert [rules for _, rules in calls] == [RULES]
     assert out["unnamed_rule"]["run-1"] == {"count": 1, "examples": [], "explained": {"": 1}}
 
 
 def test_a_suite_that_holds_is_one_query(recorder):
     calls, _ = recorder
-    custom.suite_violations(None, SUITE)
+    custom.suite_violations(None, SUITE, ["run-1"])
     assert len(calls) == 1
 
