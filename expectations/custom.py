@@ -159,15 +159,22 @@ def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str 
     """One query over the violating rows of ``rules``: per run and rule its first `EXAMPLES_PER_RUN` rows in
     order (``rn``), and per ``explained_by`` tag one row carrying the tag's row count (``rn_by`` 1,
     ``n_by``). A run and rule with no violating row has no row here (`collect_violations` gives it a
-    zero entry). ``combined_sql`` without an ``explained_by`` column (`with_mechanisms` not applied) counts
-    every row as "". A rule's total is the sum of its tags' counts. (A window counting it, and a join of the
-    batch's runs with the rule names giving the zeros in SQL, cost 0.6 of a warm pass's 4.8 s of suite queries
-    on smoke: bench/results/probes/README.md.)"""
+    zero entry). ``combined_sql`` without an ``explained_by`` column (`with_mechanisms` not applied: a suite's
+    first query) counts every row as "", with windows over (run, rule) only. A rule's total is the sum of its
+    tags' counts. (Windows over both partitionings, and a join of the batch's runs with the rule names giving
+    the zeros in SQL, cost 0.9 of a warm pass's 4.8 s of suite queries on smoke:
+    bench/results/probes/README.md.)"""
     body = combined_sql.replace("{batch}", batch_view)
-    if "explained_by" not in body:
-        body = with_mechanisms(body, [])
     order = "checkpoint_id NULLS FIRST, region NULLS FIRST, subtask NULLS FIRST, operator, split NULLS FIRST, detail"
     only = f" WHERE v.rule IN ({', '.join(repr(r) for r in rules)})" if rules else ""
+    if "explained_by" not in body:  # every row tagged "": a rule's rows are its one tag's, one partitioning does
+        return (
+            "SELECT *, rn AS rn_by FROM (SELECT v.*, '' AS explained_by,"
+            f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn,"
+            " count(*) OVER (PARTITION BY v.run_id, v.rule) AS n_by"
+            f" FROM ({body}) v{only})"
+            f" WHERE rn <= {EXAMPLES_PER_RUN}"
+        )
     return (
         "SELECT * FROM (SELECT v.*,"
         f" row_number() OVER (PARTITION BY v.run_id, v.rule ORDER BY {order}) AS rn,"

@@ -62,3 +62,5 @@ def test_rows_without_a_tag_count_as_untagged(spark):
     spark.sql("SELECT * FROM VALUES ('r1') AS t(run_id)").createOrReplaceTempView(BATCH)
     out = custom.collect_violations(spark, _sql(ROWS, tagged=False), ("a",), batch_view=BATCH)
     assert out["a"]["r1"]["count"] == 8 and out["a"]["r1"]["explained"] == {"": 8}
+    assert [e["detail"] for e in out["a"]["r1"]["examples"]] == ["no checkpoint", "first", "third, region 0",
+                                                                 "third, region 1", "seventh"]
