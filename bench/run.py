@@ -107,6 +107,15 @@ def versions() -> dict:
     return out
 
 
+def _archive() -> str | None:
+    """The Spark drivers' class archive the runs map (`regionchaos.jvmcds`), None without one: it moves a deep
+    smoke run by about 2 s (bench/results/probes/README.md)."""
+    from regionchaos import jvmcds
+
+    path = jvmcds.in_use()
+    return str(path) if path else None
+
+
 def machine() -> dict:
     return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
             "platform": platform.platform()}
@@ -120,6 +129,7 @@ def markdown(results: dict) -> str:
         f"Machine: {results['machine']['cores']} cores, {results['machine']['memory_gib']} GiB, "
         f"{results['machine']['platform']}.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".",
+        f"Spark drivers' class archive (`python -m regionchaos.jvmcds`): {results.get('class_archive') or 'none'}.",
         "",
         f"Each benchmark ran {results['repeat']} times, one after another, each in its own process (embedded S3, "
         "local Spark); the table gives medians of the good repetitions. Load averages are the 1-minute load "
@@ -171,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     results = {"command": " ".join([".venv/bin/python bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
                "commit": commit, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-               "versions": versions(), "repeat": args.repeat, "benchmarks": {}}
+               "versions": versions(), "class_archive": _archive(), "repeat": args.repeat, "benchmarks": {}}
     for name in names:
         spec = specs[name]
         runs = []

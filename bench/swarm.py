@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--mutant", args.mutant]
     if args.partitions:
         cmd += ["--partitions", str(args.partitions)]
+    from regionchaos import jvmcds
+
+    archive = jvmcds.in_use()
     out, returncode, wall, peak_mib = run_sampled(cmd)
     result = json.loads(out) if out.strip() else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         "walls": result.get("walls"), "rows": result.get("rows"), "partitions": result.get("partitions"),
         "verdicts": result.get("verdicts"), "failing": [(f["seed"], f["failed"]) for f in result.get("failing", [])],
         "known_findings": len(result.get("known_findings", [])),
+        "class_archive": str(archive) if archive else None,  # the driver's (regionchaos.jvmcds): it moves the times
     }
     records = json.loads(args.out_json.read_text()) if args.out_json.exists() else []
     args.out_json.write_text(json.dumps([*records, record], indent=1) + "\n")

@@ -2,7 +2,8 @@
 
 In:  the virtualenv's pyspark and the `java` on PATH.
 Out: `java_options()`: the JVM options that make a driver map the archive (none when there is no
-     archive), used by `regionchaos.spark.spark_conf`; `build()`: the archive, written by the JVM of
+     archive), used by `regionchaos.spark.spark_conf`; `in_use()`: the archive they name, or None
+     (bench/run.py and bench/swarm.py record it); `build()`: the archive, written by the JVM of
      one `smoke` run (``-XX:ArchiveClassesAtExit``), so it holds every class a run loads (Spark's
      session, Arrow conversion, the SQL planner and executor, the suites' expressions).
 
@@ -48,6 +49,11 @@ def java_options() -> list[str]:
         return []
     path = archive_path()
     return [f"-XX:SharedArchiveFile={path}", *QUIET] if path.is_file() else []
+
+
+def in_use() -> Path | None:
+    """The archive a driver started now would map (`java_options`), or None: what a benchmark records."""
+    return archive_path() if java_options() else None
 
 
 def build(*, if_missing: bool = False, say=print) -> Path | None:

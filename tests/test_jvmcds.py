@@ -12,7 +12,7 @@ from regionchaos import jvmcds, spark
 
 def test_no_archive_no_options(tmp_path, monkeypatch):
     monkeypatch.setenv(jvmcds.ARCHIVE_ENV, str(tmp_path / "missing.jsa"))
-    assert jvmcds.java_options() == []
+    assert jvmcds.java_options() == [] and jvmcds.in_use() is None
     options = spark.spark_conf("t", "local[2]")["spark.driver.extraJavaOptions"]
     assert "SharedArchiveFile" not in options and "-Dlog4j2.configurationFile=file:" in options
 
@@ -22,12 +22,13 @@ def test_a_present_archive_is_mapped_and_the_jvm_kept_quiet_about_it(tmp_path, m
     archive.write_bytes(b"not really an archive: a JVM that cannot map it ignores it")
     monkeypatch.setenv(jvmcds.ARCHIVE_ENV, str(archive))
     assert jvmcds.java_options() == [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    assert jvmcds.in_use() == archive
     options = spark.spark_conf("t", "local[2]")["spark.driver.extraJavaOptions"].split()
     assert options[0].startswith("-Dlog4j2.configurationFile=file:") and f"-XX:SharedArchiveFile={archive}" in options
 
 
 def test_off_switches_it_off_even_when_the_default_archive_exists(monkeypatch):
     monkeypatch.setenv(jvmcds.ARCHIVE_ENV, "off")
-    assert jvmcds.java_options() == []
+    assert jvmcds.java_options() == [] and jvmcds.in_use() is None
     monkeypatch.delenv(jvmcds.ARCHIVE_ENV)
     assert jvmcds.archive_path().name.startswith("spark-") and jvmcds.archive_path().suffix == ".jsa"
