@@ -221,6 +221,26 @@ def test_the_untampered_run_holds(spark, frames):
 
 
 @pytest.mark.spark
+def test_a_run_asked_for_but_not_in_the_tables_is_unknown_not_valid(spark, frames):
+    """The rules answer for the runs in the tables; a run id asked for beside them has no rows to judge."""
+    suite = next(s for s in V.load_suites() if s.name == "state_consistency")
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    checks = V.plain_sql_checks(spark, tables, [RUN_ID, "not-in-the-tables"], suites=[suite])
+    assert checks[RUN_ID][0]["success"] is True
+    assert checks["not-in-the-tables"][0]["success"] is None
+
+
+@pytest.mark.spark
+def test_the_gx_pass_judges_a_run_not_in_the_tables_unknown(spark, frames):
+    """The same through the one judge (a GX pass): its suites' zeros are for the runs of the batch only."""
+    tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
+    out, _, _ = V.judge(spark, tables, [RUN_ID, "not-in-the-tables"], total_rows=sum(len(f) for f in frames.values()))
+    assert out[RUN_ID]["verdict"] == "valid"
+    assert out["not-in-the-tables"]["verdict"] == "unknown"
+    assert all(c["success"] is None for c in out["not-in-the-tables"]["checks"])
+
+
+@pytest.mark.spark
 def test_tampered_counter_breaks_state_consistency(spark, frames):
     f = _copy(frames)
     sv = f["state_values"]
