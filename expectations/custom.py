@@ -227,8 +227,9 @@ class SuitePass:
     GX resolves the 12 suites' metrics one after the other, and each is one Spark job of a few dozen
     small stages over tables of a few thousand rows: its time is planning and per-stage latency, not
     data, so one job leaves the cores mostly idle (bench/results/judge_profile/). When GX asks for the
-    first suite's metric, the pass submits every registered suite's job to a pool of ``workers``
-    threads, in GX's order; each suite's metric then waits for its own job. The jobs, their SQL and
+    first suite's metric, the pass submits a small query for the batch's run ids (`batch_runs`: each
+    suite's zeros) and then every registered suite's job to a pool of ``workers`` threads, in GX's
+    order; each suite's metric then waits for its own job. The jobs, their SQL and
     the values GX judges are the same as one at a time; a job that raises raises in its own suite's
     metric only (that suite is unknown). ``workers`` 1 computes each suite when GX asks (big passes:
     their memory, not latency, is the limit)."""
