@@ -35,7 +35,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.swarm import run_sampled  # noqa: E402
+from bench.swarm import class_archive, run_sampled  # noqa: E402
 
 GOOD_EXITS = (0, 1)  # valid / invariant violated: the command did its job either way
 
@@ -107,15 +107,6 @@ def versions() -> dict:
     return out
 
 
-def _archive() -> str | None:
-    """The Spark drivers' class archive the runs map (`regionchaos.jvmcds`), None without one: it moves a deep
-    smoke run by about 2 s (bench/results/probes/README.md)."""
-    from regionchaos import jvmcds
-
-    path = jvmcds.in_use()
-    return str(path) if path else None
-
-
 def machine() -> dict:
     return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
             "platform": platform.platform()}
@@ -181,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     results = {"command": " ".join([".venv/bin/python bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
                "commit": commit, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-               "versions": versions(), "class_archive": _archive(), "repeat": args.repeat, "benchmarks": {}}
+               "versions": versions(), "class_archive": class_archive(), "repeat": args.repeat, "benchmarks": {}}
     for name in names:
         spec = specs[name]
         runs = []

@@ -57,6 +57,15 @@ def run_sampled(cmd: list[str]) -> tuple[str, int, float, float]:
     return out, proc.returncode, wall, peak[0]
 
 
+def class_archive() -> str | None:
+    """The Spark drivers' class archive a command started now maps (`regionchaos.jvmcds`), None without one:
+    records keep it, since it moves a deep smoke run by about 2 s (bench/results/probes/README.md)."""
+    from regionchaos import jvmcds
+
+    path = jvmcds.in_use()
+    return str(path) if path else None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=10_000)
@@ -71,9 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--mutant", args.mutant]
     if args.partitions:
         cmd += ["--partitions", str(args.partitions)]
-    from regionchaos import jvmcds
-
-    archive = jvmcds.in_use()
+    archive = class_archive()
     out, returncode, wall, peak_mib = run_sampled(cmd)
     result = json.loads(out) if out.strip() else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "walls": result.get("walls"), "rows": result.get("rows"), "partitions": result.get("partitions"),
         "verdicts": result.get("verdicts"), "failing": [(f["seed"], f["failed"]) for f in result.get("failing", [])],
         "known_findings": len(result.get("known_findings", [])),
-        "class_archive": str(archive) if archive else None,  # the driver's (regionchaos.jvmcds): it moves the times
+        "class_archive": archive,
     }
     records = json.loads(args.out_json.read_text()) if args.out_json.exists() else []
     args.out_json.write_text(json.dumps([*records, record], indent=1) + "\n")
