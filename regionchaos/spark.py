@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,12 +163,43 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
         if wanted.startswith("local"):
             for name, level in _QUIET_PYTHON_LOGGERS.items():
                 logging.getLogger(name).setLevel(level)
-        spark = builder.getOrCreate()
+        with _children_print_to_stderr():  # the JVM it starts keeps that stdout for its whole life
+            spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         ship_package(spark)
         _session = spark
         session_start_seconds = round(time.perf_counter() - started, 3)
         return spark
+
+
+@contextmanager
+def _children_print_to_stderr():
+    """Processes started inside this block (the Spark driver's JVM and spark-submit's launcher JVM) get this
+    process's stderr as their stdout. A JVM prints its warnings to stdout (unified logging's default, e.g.
+    ``[123.456s][warning][gc...]``), and a local driver's JVM inherits ours: a warning in the middle of a run made
+    ``regionchaos swarm --json`` print something that is not JSON. The swap is of file descriptor 1 for this
+    block only (a few seconds at the session's start); what this process prints meanwhile goes to stderr."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no stdout to protect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr to send it to: leave stdout as it is
+        os.close(saved)
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def submitted() -> bool:
