@@ -67,6 +67,7 @@ RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "spl
 UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
 SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/results/validate_cost/README.md)
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
+BIG_PASS_BROADCAST_BYTES = "10MB"  # a big pass broadcasts a join side this small once its size is known (Spark's default)
 # Where a run's artifacts come from; a suite's ``applies_to`` (suite YAML) maps each backend it applies to onto
 # ``all`` or the list of its rules that apply there; a suite without the key applies to the emulation only.
 BACKENDS = SCENARIO_BACKENDS  # regionchaos.scenario.BACKENDS: a scenario's `backend`
@@ -263,12 +264,22 @@ def tuned_session(spark, total_rows: int):
     9.4-9.7 s instead of 11.4-12.3 s, bench/results/validate_cost/README.md); both still win at ~1 M rows (a
     600-seed swarm: 39.3 s of GX instead of 47.7 s). Always: no level limit on recursive CTEs
     (``flip_bounds.ref_chain_depth_within_bound`` follows ref chains, only to older checkpoints
-    and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100)."""
+    and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100).
+
+    At or above `SMALL_TABLES_ROWS`, a table is broadcast only when the adaptive planner has seen its real size
+    (``spark.sql.adaptive.autoBroadcastJoinThreshold``), never on the planner's estimate of a Parquet file: the
+    swarm's tables compress some hundred times (``rc_entries`` of 1,000 smoke seeds: under 0.25 MB of Parquet, an
+    88 MiB broadcast relation), so ``final_checkpoint.finished_on_fresh_entry``'s ``LEFT JOIN rc_entries`` was
+    broadcast from the estimate, and 10,000 seeds ran out of a 1 GB heap: that suite unknown for every seed
+    (bench/results/probes/README.md, 28th session)."""
     conf = {"spark.sql.cteRecursionLevelLimit": "-1"}
     if total_rows < SMALL_TABLES_ROWS:
         conf.update({"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",
                      "spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
                      "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
+    else:
+        conf.update({"spark.sql.autoBroadcastJoinThreshold": "-1",
+                     "spark.sql.adaptive.autoBroadcastJoinThreshold": BIG_PASS_BROADCAST_BYTES})
     old = {key: spark.conf.get(key, None) for key in conf}
     for key, value in conf.items():
         spark.conf.set(key, value)
