@@ -47,9 +47,13 @@ DEFAULT_MASTER = "local[2]"
 DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # The JVM's heap on a local master. G1 grows the heap to its maximum under Spark's allocation rate
 # whatever the data needs: judging `large` (3 M rows, big tables read from Parquet) took the same
-# time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB and to 2.0 GB
-# with 1.5 GB (bench/results/run/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
-DEFAULT_DRIVER_MEMORY = "1536m"
+# time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB, 2.0 GB with 1.5 GB
+# (bench/results/run/large_profile.md) and 1.45 GB with 1 GB (28th session: the process tree's peak on `large`
+# 3,559-3,622 MiB instead of 3,940-3,949, on 10,000 swarm seeds 2,709 instead of 3,241; the same phases within the
+# day's noise). 1 GB ran out only where a big pass broadcast a table on the estimate of its Parquet file (10,000
+# swarm seeds, before `validate.tuned_session` stopped that); since, twice `large`'s checkpoints (6.2 M rows)
+# judge in 42 s (bench/results/probes/README.md).
+DEFAULT_DRIVER_MEMORY = "1g"
 
 # Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even
 # those for a failed task: the executor, the task set and the Python runner each log the task's
