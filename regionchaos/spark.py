@@ -47,13 +47,13 @@ DEFAULT_MASTER = "local[2]"
 DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # The JVM's heap on a local master. G1 grows the heap to its maximum under Spark's allocation rate
 # whatever the data needs: judging `large` (3 M rows, big tables read from Parquet) took the same
-# time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB, 2.0 GB with 1.5 GB
-# (bench/results/run/large_profile.md) and 1.45 GB with 1 GB (28th session: the process tree's peak on `large`
-# 3,559-3,622 MiB instead of 3,940-3,949, on 10,000 swarm seeds 2,709 instead of 3,241; the same phases within the
-# day's noise). 1 GB ran out only where a big pass broadcast a table on the estimate of its Parquet file (10,000
-# swarm seeds, before `validate.tuned_session` stopped that); since, twice `large`'s checkpoints (6.2 M rows)
-# judge in 42 s (bench/results/probes/README.md).
-DEFAULT_DRIVER_MEMORY = "1g"
+# time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB and to 2.0 GB
+# with 1.5 GB (bench/results/run/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
+# 1 GB (28th session, bench/results/probes/README.md): the process tree's peak on `large` 3,559-3,622 MiB instead of
+# 3,940-3,949 and on 10,000 swarm seeds 2,709 instead of 3,241, the same verdicts and phases within the day's noise
+# (once a big pass no longer broadcast on Parquet sizes, `validate.tuned_session`); but the test command on a fresh
+# clone took 647.3 s (1,220.9 busy CPU s) against 585.7 s (1,102.1) an hour before, once each: kept at 1.5 GB.
+DEFAULT_DRIVER_MEMORY = "1536m"
 
 # Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even
 # those for a failed task: the executor, the task set and the Python runner each log the task's
@@ -180,9 +180,9 @@ def get_spark(app_name: str = "regionchaos", master: str | None = None) -> Spark
 def _children_print_to_stderr():
     """Processes started inside this block (the Spark driver's JVM and spark-submit's launcher JVM) get this
     process's stderr as their stdout. A JVM prints its warnings to stdout (unified logging's default, e.g.
-    ``[123.456s][warning][gc...]``), and a local driver's JVM inherits ours: a warning in the middle of a run made
-    ``regionchaos swarm --json`` print something that is not JSON. The swap is of file descriptor 1 for this
-    block only (a few seconds at the session's start); what this process prints meanwhile goes to stderr."""
+    ``[0.001s][warning][pagesize] ...``), and a local driver's JVM inherits ours: such lines came before the JSON of
+    ``regionchaos run --json`` (bench/results/probes/README.md, 28th session). The swap is of file descriptor 1 for
+    this block only (a few seconds at the session's start); what this process prints meanwhile goes to stderr."""
     try:
         sys.stdout.flush()
         saved = os.dup(1)

@@ -268,10 +268,10 @@ def tuned_session(spark, total_rows: int):
 
     At or above `SMALL_TABLES_ROWS`, a table is broadcast only when the adaptive planner has seen its real size
     (``spark.sql.adaptive.autoBroadcastJoinThreshold``), never on the planner's estimate of a Parquet file: the
-    swarm's tables compress some hundred times (``rc_entries`` of 1,000 smoke seeds: under 0.25 MB of Parquet, an
-    88 MiB broadcast relation), so ``final_checkpoint.finished_on_fresh_entry``'s ``LEFT JOIN rc_entries`` was
-    broadcast from the estimate, and 10,000 seeds ran out of a 1 GB heap: that suite unknown for every seed
-    (bench/results/probes/README.md, 28th session)."""
+    swarm's tables compress some hundred times (``rc_entries`` of 1,000 smoke seeds: under 0.25 MB of Parquet for
+    about 0.4 M rows), so ``final_checkpoint.finished_on_fresh_entry``'s ``LEFT JOIN rc_entries`` was planned as a
+    broadcast of ``rc_entries``, and 10,000 seeds ran out of a 1 GB heap building a broadcast: that suite unknown
+    for every seed (bench/results/probes/README.md, 28th session)."""
     conf = {"spark.sql.cteRecursionLevelLimit": "-1"}
     if total_rows < SMALL_TABLES_ROWS:
         conf.update({"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",

@@ -34,4 +34,3 @@ def test_a_big_pass_never_broadcasts_a_table_from_its_file_size(spark, tmp_path)
     # checkpoints 0, 1, 2 with subtasks 0, 1, 2: the rows with id % 7 == c and id % 3 == c
     assert matched == sum(1 for i in range(200_000) if i % 7 == i % 3 and i % 7 < 3)
     assert spark.conf.get(THRESHOLD, None) == before  # restored afterwards
-
