@@ -52,7 +52,8 @@ DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # 1 GB (28th session, bench/results/probes/README.md): the process tree's peak on `large` 3,559-3,622 MiB instead of
 # 3,940-3,949 and on 10,000 swarm seeds 2,709 instead of 3,241, the same verdicts and phases within the day's noise
 # (once a big pass no longer broadcast on Parquet sizes, `validate.tuned_session`); but the test command on a fresh
-# clone took 647.3 s (1,220.9 busy CPU s) against 585.7 s (1,102.1) an hour before, once each: kept at 1.5 GB.
+# clone took 647.3 s (1,220.9 busy CPU s), against 585.7 s (1,102.1) an hour before and 566.7 s (1,063.7) right after
+# with 1.5 GB again (its one long-lived JVM collects more often): kept at 1.5 GB.
 DEFAULT_DRIVER_MEMORY = "1536m"
 
 # Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even
