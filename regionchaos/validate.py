@@ -686,11 +686,9 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
     suites = suites or load_suites()
     tables = prepare_tables(tables, total_rows)
     register_views(tables)
-    if run_ids is None:
-        run_ids = [r["run_id"] for r in tables["run"].select("run_id").collect()]
-    out: dict[str, list] = {run_id: [] for run_id in run_ids}
     with tuned_session(spark, total_rows):
         batch = custom.batch_runs(spark, "rc_run")  # the runs the rules see: one asked for but not there is unknown
+        out: dict[str, list] = {run_id: [] for run_id in (batch if run_ids is None else run_ids)}
         for suite in suites:
             error = None
             try:
@@ -700,8 +698,8 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
                          for rule, by_run in found.items()}
             except Exception as exc:
                 found, error = {}, f"{type(exc).__name__}: {exc}"
-            for run_id in run_ids:
-                out[run_id].append(_check(suite, run_id, found, error))
+            for run_id, checks in out.items():
+                checks.append(_check(suite, run_id, found, error))
     return out
 
 
