@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     mirror = FolderMirror(args.dir.resolve())
     write_through(mirror)
     count = load(mirror)
-    server = EmbeddedS3(args.bucket, REGION, port=args.port)
+    server = EmbeddedS3(args.bucket, REGION, port=args.port, in_process=True)  # the mirror wraps this process's backend
     server.start()  # creates the bucket when the folder had none
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

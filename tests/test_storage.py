@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -348,6 +351,71 @@ def test_the_embedded_server_round_trips_objects_and_is_gone_once_stopped() -> N
         endpoint = server.endpoint_url
     with pytest.raises(StorageUnreachable):
         ObjectStore.for_run(StorageConfig(endpoint_url=endpoint, bucket="alone"), "r").check_ready()
+
+
+def test_the_embedded_server_serves_from_a_child_in_its_own_session_that_ends_with_this_process(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server is a child process (moto's Python off the run's interpreter lock), out of the terminal's process
+    group (a Ctrl-C is the run's to handle, and the run still writes its verdict afterwards), and it ends when the
+    process that started it dies without stopping it: nothing is left listening."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # this test's own client signs too
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "from regionchaos.storage import EmbeddedS3, ObjectStore\n"
+        "server = EmbeddedS3(bucket='orphan')\n"
+        "config = server.start()\n"
+        "ObjectStore.for_run(config, 'r').put('k', b'v')\n"
+        "print(server._server._process.pid, config.endpoint_url, flush=True)\n"
+        "time.sleep(120)\n")
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        child_pid, endpoint = owner.stdout.readline().split()
+        child = int(child_pid)
+        assert child != owner.pid and os.getsid(child) != os.getsid(owner.pid)
+        config = StorageConfig(endpoint_url=endpoint, bucket="orphan")
+        assert ObjectStore.for_run(config, "r").get("k") == b"v"  # served by the child, for anyone
+        os.kill(child, signal.SIGINT)  # a terminal's Ctrl-C, were it sent to the child too: ignored
+        assert ObjectStore.for_run(config, "r").get("k") == b"v"
+    finally:
+        owner.kill()  # no stop, no clean-up: the owner just dies
+        owner.wait()
+    deadline = time.monotonic() + 30
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), "the embedded S3 server outlived the process that started it"
+    with pytest.raises(StorageUnreachable):
+        ObjectStore.for_run(config, "r").check_ready()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped by init) is gone
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_in_process_server_serves_and_refuses_a_busy_port(s3_server) -> None:
+    """``in_process=True`` (scripts/local_s3.py, which mirrors moto's backend of its own process) serves on a thread
+    of this process, with the same refusals."""
+    with EmbeddedS3(bucket="here", in_process=True) as server:
+        store = ObjectStore.for_run(server.config, "r")
+        store.put("k", b"v")
+        assert store.get("k") == b"v"
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.s3.models import s3_backends
+
+        assert "here" in s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets  # the backend of this very process
+        endpoint = server.endpoint_url
+    with pytest.raises(StorageUnreachable):
+        ObjectStore.for_run(StorageConfig(endpoint_url=endpoint, bucket="here"), "r").check_ready()
+    port = int(s3_server.config.endpoint_url.rsplit(":", 1)[1])
+    with pytest.raises(StorageError, match=f"cannot start the embedded S3 server on 127.0.0.1:{port}"):
+        EmbeddedS3(port=port, in_process=True).start()
 
 
 def test_a_client_made_after_the_credentials_change_uses_the_new_ones(monkeypatch: pytest.MonkeyPatch) -> None:

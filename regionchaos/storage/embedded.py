@@ -1,26 +1,32 @@
-"""The embedded S3 server of the default set-up: moto's S3 service, in this process.
+"""The embedded S3 server of the default set-up: moto's S3 service, in a child process.
 
 In:  a bucket name, region and prefix (or a `StorageConfig` whose endpoint_url is None).
 Out: a running S3 endpoint on ``http://127.0.0.1:<free port>`` with the bucket created,
      and a `StorageConfig` pointing at it; stopped when the ``with`` block ends.
 
-The server listens on 127.0.0.1 only and keeps objects in memory: they vanish with the
-process. If no credentials are configured, dummy ones are put into ``os.environ`` (boto3
-must sign requests; moto accepts any) and removed again on exit. Start it before a local
-Spark session so Spark's Python workers inherit those variables.
+The server listens on 127.0.0.1 only and keeps objects in memory: they vanish with it.
+This process binds the socket (a busy port is a `StorageError` here, at once) and hands it
+to a child running `regionchaos.storage.s3serve`, which creates the bucket and serves; the
+child ends when stopped or when this process dies (its stdin is our pipe). ``in_process=True``
+serves on a thread of this process instead (``scripts/local_s3.py``: it mirrors moto's
+backend, which must then live here). If no credentials are configured, dummy ones are put
+into ``os.environ`` (boto3 must sign requests; moto accepts any) and removed again on exit.
+Start it before a local Spark session so Spark's Python workers inherit those variables.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
+from regionchaos.storage import s3serve
 from regionchaos.storage.s3 import StorageConfig, StorageError, check_bucket
 
 LOOPBACK = "127.0.0.1"
@@ -39,12 +45,15 @@ class EmbeddedS3:
         region_name: str = "us-east-1",
         prefix: str = "runs",
         port: int = 0,
+        *,
+        in_process: bool = False,
     ) -> None:
         self._bucket = bucket
         self._region_name = region_name
         self._prefix = prefix
         self._port = port  # 0: let the OS pick a free port
-        self._server = None
+        self._in_process = in_process
+        self._server: s3serve.S3Server | _ChildServer | None = None
         self._env_added: list[str] = []
         self.endpoint_url: str | None = None
         self.config: StorageConfig | None = None
@@ -53,15 +62,21 @@ class EmbeddedS3:
     def start(self) -> StorageConfig:
         """Start the server, create the bucket; returns the config that points at it.
 
-        `start_seconds` records how long this took, moto's import included.
+        `start_seconds` records how long this took: in a child, the socket and the child's start (it
+        serves a few tenths of a second later; requests wait for it); in process, moto's import included.
         """
         if self._server is not None:
             raise RuntimeError(f"embedded S3 server already running at {self.endpoint_url}")
         started = time.perf_counter()
         self._set_dummy_credentials()
-        _quiet_request_log()
         try:
-            self._server = _S3Server(LOOPBACK, self._port)
+            if self._in_process:
+                try:
+                    self._server = s3serve.S3Server(LOOPBACK, self._port)
+                except OSError as exc:
+                    raise StorageError(f"cannot start the embedded S3 server on {LOOPBACK}:{self._port}: {exc}") from exc
+            else:
+                self._server = _ChildServer(LOOPBACK, self._port, self._bucket, self._region_name)
             host, port = self._server.host_and_port
             self.endpoint_url = f"http://{host}:{port}"
             self.config = StorageConfig(
@@ -70,7 +85,8 @@ class EmbeddedS3:
                 region_name=self._region_name,
                 prefix=self._prefix,
             )
-            create_bucket(self.config)
+            if self._in_process:  # the child makes it before it serves
+                create_bucket(self.config)
         except BaseException:
             self.stop()
             raise
@@ -108,76 +124,34 @@ class EmbeddedS3:
                 self._env_added.append(name)
 
 
-class _S3Server:
-    """moto's S3 service alone, served by werkzeug's threaded server on a thread of this process.
+class _ChildServer:
+    """`regionchaos.storage.s3serve` in a child process, serving a socket bound and listening here."""
 
-    moto's `ThreadedMotoServer` serves every AWS service: per request it works out the
-    service from the request, under one lock. Only S3 is ever asked for, so its Flask app is
-    served directly, with moto's own request handler: a quarter to a third less server CPU per
-    request (bench/results/s3_requests/README.md). The socket is bound here, in the caller's thread, so a busy
-    port is an error at once.
-    """
-
-    def __init__(self, host: str, port: int) -> None:
-        from moto.moto_server.threaded_moto_server import MotoRequestHandler  # heavy imports, only when needed
-        from moto.moto_server.werkzeug_app import create_backend_app
-        from werkzeug.serving import make_server
-
+    def __init__(self, host: str, port: int, bucket: str, region: str) -> None:
         try:
-            self._server: Any = make_server(host, port, _AtomicConditionalWrites(create_backend_app("s3")), threaded=True,
-                                            request_handler=MotoRequestHandler)
-        except (OSError, SystemExit) as exc:  # werkzeug prints a busy port's error and exits
-            raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: "
-                               f"{exc if isinstance(exc, OSError) else 'address already in use'}") from exc
-        self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-s3", daemon=True)
-        self._thread.start()
-
-    @property
-    def host_and_port(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
+            sock = socket.create_server((host, port))
+        except OSError as exc:
+            raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: {exc.strerror or exc}") from exc
+        with sock:  # the child has its own copy: once it is gone, the port refuses connections
+            self.host_and_port = sock.getsockname()[:2]
+            self._process = subprocess.Popen(
+                [sys.executable, s3serve.__file__, "--fd", str(sock.fileno()), "--bucket", bucket, "--region", region],
+                pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                start_new_session=True)  # a terminal's Ctrl-C reaches this process, which then stops the child
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-
-class _AtomicConditionalWrites:
-    """WSGI middleware: conditional requests (``If-None-Match`` / ``If-Match``) one at a time.
-
-    moto checks a PUT's condition and then stores the object as two steps, so two concurrent
-    ``If-None-Match: *`` PUTs of one key can both succeed on its threaded server; S3 and MinIO
-    decide them atomically (one wins, the other gets 412 or 409). Serialising the conditional
-    requests (only the run-id lease makes them: a few per run) gives the embedded server S3's
-    semantics."""
-
-    def __init__(self, app: Any) -> None:
-        self._app = app
-        self._lock = threading.Lock()
-
-    def __call__(self, environ: dict, start_response: Any) -> Any:
-        if not (environ.get("HTTP_IF_NONE_MATCH") or environ.get("HTTP_IF_MATCH")):
-            return self._app(environ, start_response)
-        with self._lock:  # the whole request, its response body included
-            result = self._app(environ, start_response)
+        process = self._process
+        if process.stdin is not None:
             try:
-                return [b"".join(result)]
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
-
-
-def _quiet_request_log() -> None:
-    """Silence werkzeug's one-line-per-request log unless the caller configured it.
-
-    moto's server logs every request to stderr through the "werkzeug" logger, which
-    floods the console and costs throughput; an explicitly set level is left alone.
-    """
-    logger = logging.getLogger("werkzeug")
-    if logger.level == logging.NOTSET:
-        logger.setLevel(logging.WARNING)
+                process.stdin.close()  # its end of input (what ends it if this process dies)
+            except OSError:
+                pass
+        process.terminate()  # now: a process forked from this one may hold the pipe's other end too
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def create_bucket(config: StorageConfig) -> None:
