@@ -3,7 +3,8 @@
     .venv/bin/python bench/s3_requests.py [--server s3-only|moto-all] [--objects 1000] [--repeat 3]
 
 In:  the server to measure, started in a child process exactly as the package starts it:
-     ``s3-only`` is `regionchaos.storage.EmbeddedS3` (moto's S3 app served alone), ``moto-all``
+     ``s3-only`` is `regionchaos.storage.EmbeddedS3` (moto's S3 app served alone; ``in_process=True``,
+     so the measured process serves, as the package's own child does), ``moto-all``
      is moto's own `ThreadedMotoServer` (every AWS service behind one dispatcher, what
      EmbeddedS3 used before 2b392f8); objects of 2,000 bytes.
 Out: one JSON object on stdout: per repetition and operation (``put_many`` and ``get_many`` of
@@ -30,14 +31,15 @@ import json, os, sys, time
 os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
 if sys.argv[1] == "s3-only":
     from regionchaos.storage import EmbeddedS3
-    server = EmbeddedS3(bucket="bench")
+    server = EmbeddedS3(bucket="bench", in_process=True)  # served by this process, whose CPU is measured
     config = server.start()
     print(json.dumps({"endpoint_url": config.endpoint_url}), flush=True)
 else:
     from moto.server import ThreadedMotoServer
-    from regionchaos.storage.embedded import _quiet_request_log, create_bucket
+    from regionchaos.storage.embedded import create_bucket
+    from regionchaos.storage.s3serve import quiet_request_log
     from regionchaos.storage import StorageConfig
-    _quiet_request_log()
+    quiet_request_log()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

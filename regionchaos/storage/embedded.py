@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
 
 from regionchaos.storage import s3serve
 from regionchaos.storage.s3 import StorageConfig, StorageError, check_bucket
