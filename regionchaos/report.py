@@ -116,6 +116,17 @@ def _plt():
     return plt
 
 
+def import_in_background():
+    """Import matplotlib (`_plt`, about 0.35 s of Python) on a daemon thread, which is returned: a caller that will
+    build a report starts this before the Spark driver (its own thread then waits on the JVM), so the report's phase
+    does not pay the import (a deep `smoke` run, bench/results/probes/README.md, 29th session)."""
+    import threading
+
+    thread = threading.Thread(target=_plt, name="regionchaos-report-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def timeline_matrix(frames: dict) -> tuple[list[int], list[str], np.ndarray]:
     """(checkpoint ids, statuses, region x checkpoint cell codes) for the timeline heatmap."""
     cp = frames["checkpoints"].sort_values("checkpoint_id")

@@ -1,5 +1,6 @@
 """The judge's set-up in the background (regionchaos/validate.py `GXValidator.build_in_background`,
-`judging_session`; regionchaos/tables/spark.py `warm_up`).
+`judging_session`; regionchaos/tables/spark.py `warm_up`), and the report's imports (regionchaos/report.py
+`import_in_background`).
 
 A caller about to start Spark and judge builds GX on another thread while the JVM starts, then converts one
 all-null row of every table there while it emulates. The thread's logic is tested with stand-ins for GX and
@@ -13,6 +14,7 @@ import threading
 
 import pytest
 
+from regionchaos import report
 from regionchaos import tables as tables_mod
 from regionchaos import validate as V
 
@@ -77,3 +79,14 @@ def test_warm_up_converts_every_table_and_leaves_no_view(spark, monkeypatch):
     tables_mod.warm_up(spark)
     assert seen == list(tables_mod.TABLES)
     assert {t.name for t in spark.catalog.listTables()} == views
+
+
+def test_the_reports_imports_run_on_a_daemon_thread_of_their_own(monkeypatch):
+    """`report.import_in_background` (a small deep run starts it before its Spark driver): matplotlib's import
+    (`report._plt`) on another thread, which the caller does not wait for."""
+    ran_on: list[str] = []
+    monkeypatch.setattr(report, "_plt", lambda: ran_on.append(threading.current_thread().name))
+    thread = report.import_in_background()
+    assert isinstance(thread, threading.Thread) and thread.daemon
+    thread.join(10)
+    assert ran_on == [thread.name] and thread.name != threading.current_thread().name
