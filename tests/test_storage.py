@@ -390,13 +390,53 @@ def test_the_embedded_server_serves_from_a_child_in_its_own_session_that_ends_wi
         ObjectStore.for_run(config, "r").check_ready()
 
 
+@pytest.mark.parametrize("child, timeout, reason", [
+    ("import sys; sys.exit(3)", 60.0, "it exited with code 3"),
+    ("import time; time.sleep(30)", 1.0, "it did not serve within 1 s"),
+])
+def test_a_server_child_that_does_not_serve_is_a_storage_error_and_nothing_is_left(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, child: str, timeout: float, reason: str
+) -> None:
+    """`EmbeddedS3.start` returns only once its child serves: a child that dies, or does not serve in time, is a
+    `StorageError` naming why, and neither the child nor the port is left behind."""
+    from regionchaos.storage import embedded, s3serve
+
+    script = tmp_path / "child.py"
+    script.write_text(child + "\n")
+    monkeypatch.setattr(s3serve, "__file__", str(script))
+    monkeypatch.setattr(embedded, "CHILD_START_TIMEOUT_S", timeout)
+    server = EmbeddedS3(bucket="never")
+    with pytest.raises(StorageError, match=f"cannot start the embedded S3 server on 127.0.0.1:[0-9]+: {reason}"):
+        server.start()
+    assert server.endpoint_url is None
+    assert not _running_with(str(script))
+
+
+def _running_with(argument: str) -> list[int]:
+    """Live processes whose command line holds ``argument``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
+                if argument.encode() in cmdline.read() and _alive(int(name)):
+                    found.append(int(name))
+        except OSError:  # gone meanwhile
+            continue
+    return found
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped by init) is gone
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped) is gone
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # reaped meanwhile
+        return False
 
 
 def test_the_in_process_server_serves_and_refuses_a_busy_port(s3_server) -> None:

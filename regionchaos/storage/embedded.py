@@ -6,8 +6,8 @@ Out: a running S3 endpoint on ``http://127.0.0.1:<free port>`` with the bucket c
 
 The server listens on 127.0.0.1 only and keeps objects in memory: they vanish with it.
 This process binds the socket (a busy port is a `StorageError` here, at once) and hands it
-to a child running `regionchaos.storage.s3serve`, which creates the bucket and serves; the
-child ends when stopped or when this process dies (its stdin is our pipe). ``in_process=True``
+to a child running `regionchaos.storage.s3serve`, which creates the bucket and serves; `start`
+returns once it serves. The child ends when stopped or when this process dies (its stdin is our pipe). ``in_process=True``
 serves on a thread of this process instead (``scripts/local_s3.py``: it mirrors moto's
 backend, which must then live here). If no credentials are configured, dummy ones are put
 into ``os.environ`` (boto3 must sign requests; moto accepts any) and removed again on exit.
@@ -17,6 +17,7 @@ Start it before a local Spark session so Spark's Python workers inherit those va
 from __future__ import annotations
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from regionchaos.storage import s3serve
 from regionchaos.storage.s3 import StorageConfig, StorageError, check_bucket
 
 LOOPBACK = "127.0.0.1"
+CHILD_START_TIMEOUT_S = 60.0  # the server's child must serve within this (a few tenths of a second when idle)
 _DUMMY_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -61,8 +63,7 @@ class EmbeddedS3:
     def start(self) -> StorageConfig:
         """Start the server, create the bucket; returns the config that points at it.
 
-        `start_seconds` records how long this took: in a child, the socket and the child's start (it
-        serves a few tenths of a second later; requests wait for it); in process, moto's import included.
+        `start_seconds` records how long this took, moto's import included (in the child, or here).
         """
         if self._server is not None:
             raise RuntimeError(f"embedded S3 server already running at {self.endpoint_url}")
@@ -135,14 +136,31 @@ class _ChildServer:
             self.host_and_port = sock.getsockname()[:2]
             self._process = subprocess.Popen(
                 [sys.executable, s3serve.__file__, "--fd", str(sock.fileno()), "--bucket", bucket, "--region", region],
-                pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 start_new_session=True)  # a terminal's Ctrl-C reaches this process, which then stops the child
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        """Until the child prints `s3serve.READY` (it serves, the bucket exists): a slow start on a loaded machine
+        is waited for here, not met by a request's short timeout later; a child that died is a `StorageError`."""
+        (host, port), process, out = self.host_and_port, self._process, self._process.stdout
+        ready, _, _ = select.select([out], [], [], CHILD_START_TIMEOUT_S)
+        line = out.readline().decode(errors="replace").strip() if ready else ""
+        if line == s3serve.READY:
+            return
+        try:
+            code = process.wait(timeout=5) if ready else None  # its stdout ended: it is exiting
+        except subprocess.TimeoutExpired:
+            code = None
+        self.stop()
+        why = f"it exited with code {code}" if code is not None else f"it did not serve within {CHILD_START_TIMEOUT_S:g} s"
+        raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: {why} (its errors are above)")
 
     def stop(self) -> None:
         process = self._process
-        if process.stdin is not None:
+        for pipe in (process.stdin, process.stdout):
             try:
-                process.stdin.close()  # its end of input (what ends it if this process dies)
+                pipe.close()  # stdin's end is what ends the child if this process dies
             except OSError:
                 pass
         process.terminate()  # now: a process forked from this one may hold the pipe's other end too

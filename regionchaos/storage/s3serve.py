@@ -3,15 +3,15 @@
 In:  as a script (``python s3serve.py --fd FD --bucket B --region R``): a listening socket inherited from the
      parent (`EmbeddedS3` binds it, so a busy port is the parent's error), the bucket to create; the parent's
      end of stdin.
-Out: S3 served on that socket until stdin reaches its end (the parent stopped it, or died) or SIGTERM.
+Out: S3 served on that socket until stdin reaches its end (the parent stopped it, or died) or SIGTERM; the line
+     `READY` on stdout once it serves.
      In-process users (``scripts/local_s3.py`` mirrors moto's backend to disk, which needs the backend in its
      own process) use `S3Server` directly.
 
 Why a process of its own: moto's request handling is Python, and in the run's process it took the same
 interpreter lock as the emulation, reading the run back and GX (bench/results/probes/README.md, 29th session:
 ``large``'s validation 47.1 s against 50.4-51.4 s with the server on a thread). This file imports only the standard
-library and moto (not this package), so the child starts in a few tenths of a second, while the parent goes on:
-requests made before it serves wait in the socket's backlog.
+library and moto (not this package), so the child serves a few tenths of a second after it starts.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import signal
 import sys
 import threading
 from typing import Any
+
+READY = "ready"  # the line the child prints on stdout once it serves
 
 
 class S3Server:
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_exit_when_stdin_ends, name="parent-watch", daemon=True).start()
     create_bucket_in_backend(args.bucket, args.region)  # before serving: the first request finds it
     S3Server(fd=args.fd)
+    print(READY, flush=True)  # the parent waits for this line
     threading.Event().wait()  # serve until stdin ends or SIGTERM
     return 0
 
