@@ -296,7 +296,11 @@ def test_embedded_server_is_loopback_and_has_the_bucket(s3_server: EmbeddedS3) -
     assert s3_server.config.bucket in _bucket_names(s3_server.config)
 
 
-def test_ensure_storage_starts_and_stops_embedded_server() -> None:
+def test_ensure_storage_starts_and_stops_embedded_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the probe after the stop signs its request: without credentials (this test run alone, no session server to
+    # have set the dummy ones) botocore would refuse before connecting, not find the server gone
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     requested = StorageConfig(bucket="ensure-test", prefix="other")
     with ensure_storage(requested) as config:
         assert config.endpoint_url is not None

@@ -2,11 +2,11 @@
 
 In:  a `StorageConfig` (endpoint, bucket, region, prefix) and a run prefix.
 Out: an `ObjectStore` confined to ``s3://BUCKET/runs/RUN_ID/``; `EmbeddedS3` /
-     `ensure_storage` for the default in-process S3 server; `FaultyObjectStore` for
+     `ensure_storage` for the default embedded S3 server (moto, in a child process); `FaultyObjectStore` for
      planned storage faults.
 
 Modules: `s3` (config, store, errors, stats), `lease` (one run at a time per run id),
-`embedded` (moto server), `faults`.
+`embedded` (the moto server's lifecycle), `s3serve` (the server itself), `faults`.
 """
 
 from regionchaos.storage.embedded import EmbeddedS3, create_bucket, ensure_storage
