@@ -254,11 +254,13 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
                 # where GX's memory would be resident through the emulation's peak (large: about 100 MiB more,
                 # bench/results/probes/README.md), for ~2 s of ~105
                 small = scenario.checkpoints * scenario.topology.parallelism < BULK_SUBTASK_CHECKPOINTS
-                if small:
+                if small:  # the report's imports go on meanwhile too (report.import_in_background)
                     from .report import import_in_background
 
                     import_in_background()
-                spark = judging_session() if small else get_spark()
+                    spark = judging_session()
+                else:
+                    spark = get_spark()
             started = time.perf_counter()
             say(f"[bold]{'real Flink' if real else 'emulate'}[/bold] {escape(scenario.name)} seed={scenario.seed} "
                 f"mutant={escape(mutant or 'none')} run_id={escape(run_id)}",

@@ -72,9 +72,9 @@ class EmbeddedS3:
         try:
             if self._in_process:
                 try:
-                    self._server = s3serve.S3Server(LOOPBACK, self._port)
+                    self._server = s3serve.serve(self._bucket, self._region_name, LOOPBACK, self._port)
                 except OSError as exc:
-                    raise StorageError(f"cannot start the embedded S3 server on {LOOPBACK}:{self._port}: {exc}") from exc
+                    raise _cannot_start(LOOPBACK, self._port, str(exc)) from exc
             else:
                 self._server = _ChildServer(LOOPBACK, self._port, self._bucket, self._region_name)
             host, port = self._server.host_and_port
@@ -85,8 +85,6 @@ class EmbeddedS3:
                 region_name=self._region_name,
                 prefix=self._prefix,
             )
-            if self._in_process:  # the child makes it before it serves
-                create_bucket(self.config)
         except BaseException:
             self.stop()
             raise
@@ -124,6 +122,10 @@ class EmbeddedS3:
                 self._env_added.append(name)
 
 
+def _cannot_start(host: str, port: int, why: str) -> StorageError:
+    return StorageError(f"cannot start the embedded S3 server on {host}:{port}: {why}")
+
+
 class _ChildServer:
     """`regionchaos.storage.s3serve` in a child process, serving a socket bound and listening here."""
 
@@ -131,7 +133,7 @@ class _ChildServer:
         try:
             sock = socket.create_server((host, port))
         except OSError as exc:
-            raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: {exc.strerror or exc}") from exc
+            raise _cannot_start(host, port, exc.strerror or str(exc)) from exc
         with sock:  # the child has its own copy: once it is gone, the port refuses connections
             self.host_and_port = sock.getsockname()[:2]
             self._process = subprocess.Popen(
@@ -154,7 +156,7 @@ class _ChildServer:
             code = None
         self.stop()
         why = f"it exited with code {code}" if code is not None else f"it did not serve within {CHILD_START_TIMEOUT_S:g} s"
-        raise StorageError(f"cannot start the embedded S3 server on {host}:{port}: {why} (its errors are above)")
+        raise _cannot_start(host, port, f"{why} (its errors are above)")
 
     def stop(self) -> None:
         process = self._process

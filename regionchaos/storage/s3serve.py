@@ -5,8 +5,8 @@ In:  as a script (``python s3serve.py --fd FD --bucket B --region R``): a listen
      end of stdin.
 Out: S3 served on that socket until stdin reaches its end (the parent stopped it, or died) or SIGTERM; the line
      `READY` on stdout once it serves.
-     In-process users (``scripts/local_s3.py`` mirrors moto's backend to disk, which needs the backend in its
-     own process) use `S3Server` directly.
+     `EmbeddedS3(in_process=True)` calls `serve` in its own process instead (``scripts/local_s3.py`` mirrors moto's
+     backend to disk, which needs the backend there).
 
 Why a process of its own: moto's request handling is Python, and in the run's process it took the same
 interpreter lock as the emulation, reading the run back and GX (bench/results/probes/README.md, 29th session:
@@ -110,6 +110,12 @@ def create_bucket_in_backend(bucket: str, region: str) -> None:
         backend.create_bucket(bucket, region)
 
 
+def serve(bucket: str, region: str, host: str = "127.0.0.1", port: int = 0, *, fd: int | None = None) -> S3Server:
+    """The bucket made, then S3 served (`S3Server`): the first request finds the bucket, in either process."""
+    create_bucket_in_backend(bucket, region)
+    return S3Server(host, port, fd=fd)
+
+
 def _exit_when_stdin_ends() -> None:
     """The parent holds our stdin's other end: its end (a stop, or the parent's death) ends this process."""
     try:
@@ -128,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's to handle; it stops us
     threading.Thread(target=_exit_when_stdin_ends, name="parent-watch", daemon=True).start()
-    create_bucket_in_backend(args.bucket, args.region)  # before serving: the first request finds it
-    S3Server(fd=args.fd)
+    serve(args.bucket, args.region, fd=args.fd)
     print(READY, flush=True)  # the parent waits for this line
     threading.Event().wait()  # serve until stdin ends or SIGTERM
     return 0
