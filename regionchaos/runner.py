@@ -259,8 +259,8 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
 
                     import_in_background()
                     spark = judging_session()
-                else:
-                    spark = get_spark()
+                else:  # a session for this one big run (regionchaos.spark.BULK_DRIVER_MEMORY)
+                    spark = get_spark(bulk=True)
             started = time.perf_counter()
             say(f"[bold]{'real Flink' if real else 'emulate'}[/bold] {escape(scenario.name)} seed={scenario.seed} "
                 f"mutant={escape(mutant or 'none')} run_id={escape(run_id)}",

@@ -194,13 +194,17 @@ def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store
 @pytest.mark.parametrize("name", V.UNUSED_AFTER_LOAD)
 def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, smoke_store, monkeypatch, tmp_path, name):
     """validate_run loads the big tables (entries, entry_splits, truth, task_responses) from their
-    rows through Arrow and Parquet, never as pandas frames; the same rows through a pandas frame
-    and createDataFrame (the path of every other table) give the same DataFrame."""
+    rows through Arrow and Parquet, never as pandas frames, emptying the rows' list part by part; the
+    same rows through a pandas frame and createDataFrame (the path of every other table) give the same
+    DataFrame."""
     rows = T.build_rows(T.read_run(smoke_store, RUN_ID))[name]
-    assert rows, name
+    assert len(rows) >= table_spark.SPILL_FILES, name
     monkeypatch.setattr(table_spark, "SPILL_MIN_ROWS", 1)  # smoke's tables are small: take the spill path anyway
-    spilled = T.rows_to_spark(spark, name, rows, spill_dir=str(tmp_path))
-    assert list((tmp_path / name).glob("part-*.parquet")), "the rows did not go through Parquet"
+    handed = list(rows)
+    spilled = T.rows_to_spark(spark, name, handed, spill_dir=str(tmp_path))
+    parts = sorted((tmp_path / name).glob("part-*.parquet"))
+    assert len(parts) == table_spark.SPILL_FILES, f"the rows did not go through {table_spark.SPILL_FILES} Parquet files"
+    assert handed == [], "the rows' list was not emptied as its parts were written"
     framed = T.to_spark(spark, name, T.frame_of(name, rows))  # createDataFrame (spill_dir None)
     spilled_frame = T.to_spark(spark, name, T.frame_of(name, rows), spill_dir=str(tmp_path / "framed"))
     assert list((tmp_path / "framed" / name).glob("part-*.parquet")), "the frame did not go through Parquet"

@@ -75,13 +75,18 @@ def _spill(spark, name: str, table, directory: str):
     import os
 
     import pyarrow.parquet as pq
-    from pyspark.sql.types import _parse_datatype_string
 
     path = os.path.join(directory, name)
     os.makedirs(path, exist_ok=True)
     step = max(1, -(-table.num_rows // SPILL_FILES))
     for i, start in enumerate(range(0, table.num_rows, step)):
         pq.write_table(table.slice(start, step), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+    return _read_spilled(spark, name, path)
+
+
+def _read_spilled(spark, name: str, path: str):
+    from pyspark.sql.types import _parse_datatype_string
+
     return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
 
 
@@ -89,10 +94,26 @@ def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None 
     """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as a Spark
     DataFrame, without a pandas frame on the way: through Parquet files in ``spill_dir`` when
     the table has `SPILL_MIN_ROWS` rows or more, else as `to_spark` of its frame. For the big
-    tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows)."""
+    tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows).
+
+    Spilled, ``rows`` is emptied part by part as its Parquet files are written: a part's tuples go
+    before the next part is made Arrow, so the table is never whole twice in the driver."""
     if spill_dir is not None and len(rows) >= SPILL_MIN_ROWS and \
             all(t in _ARROW_SCALARS for t in _ddl_types(SCHEMAS[name]).values()):
-        return _spill(spark, name, arrow_table(name, rows), spill_dir)
+        import os
+
+        import pyarrow.parquet as pq
+
+        path = os.path.join(spill_dir, name)
+        os.makedirs(path, exist_ok=True)
+        step = max(1, -(-len(rows) // SPILL_FILES))
+        for i in range(SPILL_FILES):
+            part = rows[:step]
+            del rows[:step]
+            if part:
+                pq.write_table(arrow_table(name, part), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+            del part
+        return _read_spilled(spark, name, path)
     return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
 
 
