@@ -776,23 +776,29 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
         art.scenario_doc = {"run_id": run_id, "scenario": scenario.to_dict(), "seed": scenario.seed, "mutant": mutant}
     walls["read"] = round(time.perf_counter() - started, 3)
     started = time.perf_counter()
-    all_rows = tables_mod.build_rows(art)
-    requests = art.requests
-    del art  # the parsed history and metadata (the largest objects of a run): the tables hold what is judged
-    rows = {name: len(table_rows) for name, table_rows in all_rows.items()}
     docs_dir = Path(tempfile.mkdtemp(prefix="regionchaos-datadocs-")) if docs else None
     try:
         with tables_mod.spill_directory(spark) as spill_dir:
-            tables, frames = {}, {}
-            for name in list(all_rows):
-                table_rows = all_rows.pop(name)  # each table's tuples go once it is loaded
+            tables, frames, rows = {}, {}, {}
+
+            def load(name: str, table_rows: list[tuple]) -> None:
+                rows[name] = len(table_rows)
                 if name in UNUSED_AFTER_LOAD:  # straight to Spark: neither the stats nor the report read them
                     tables[name] = tables_mod.rows_to_spark(spark, name, table_rows, spill_dir=spill_dir)
                     frames[name] = tables_mod.frame_of(name, [])
                 else:
                     frames[name] = tables_mod.frame_of(name, table_rows)
                     tables[name] = tables_mod.to_spark(spark, name, frames[name], spill_dir=spill_dir)
-                del table_rows
+
+            # the biggest tables go to Spark while the rest is built (build_rows's done), the others after it
+            all_rows = tables_mod.build_rows(art, done=load)
+            requests = art.requests
+            del art  # the parsed history and metadata (the largest objects of a run): the tables hold what is judged
+            order = list(all_rows)
+            for name in [n for n in order if n not in tables]:
+                load(name, all_rows.pop(name))  # each table's tuples go once it is loaded
+            del all_rows
+            tables, frames, rows = ({n: d[n] for n in order} for d in (tables, frames, rows))  # the tables' order
             tables_mod.remember_frames(store, frames)
             if sum(rows.values()) >= SMALL_TABLES_ROWS:  # a big run: hand back what building its tables freed,
                 release_memory()  # before Spark's JVM grows to judge them (regionchaos.gcpause)

@@ -24,7 +24,7 @@ from regionchaos import runner, tables as T, validate as V
 from regionchaos.run import ExitCode, exit_code
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
-from regionchaos.tables import schemas as table_schemas, spark as table_spark
+from regionchaos.tables import rows as rows_mod, schemas as table_schemas, spark as table_spark
 from regionchaos.workload import range_count_sum
 
 SUITE_NAMES = ["metadata_well_formed", "decisions_follow_rules", "flip_bounds", "storage_safety", "state_consistency",
@@ -189,6 +189,19 @@ def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store
         assert df.columns == [c.strip().split(" ")[0] for c in table_schemas._split_ddl(T.SCHEMAS[name])], name
     assert tables["checkpoints"].count() == len(T.build_frames(T.read_run(smoke_store, RUN_ID))["checkpoints"])
     assert tables["redistributions"].count() == 0  # empty tables are empty, with their schema
+
+
+def test_the_early_tables_are_whole_when_they_are_handed_over(smoke_store):
+    """`build_rows` hands each of its early tables (task_responses, entries, entry_splits) to ``done`` before it
+    builds the next sections, which a deep run's loader converts there: each is then already whole (what
+    build_rows returns for it), and nothing else is handed over."""
+    art = T.read_run(smoke_store, RUN_ID)
+    handed: dict[str, list] = {}
+    built = T.build_rows(art, done=lambda name, rows: handed.setdefault(name, list(rows)))
+    assert list(handed) == list(rows_mod.EARLY_TABLES)
+    assert set(rows_mod.EARLY_TABLES) <= set(V.UNUSED_AFTER_LOAD)  # only tables that go straight to Spark
+    for name in rows_mod.EARLY_TABLES:
+        assert handed[name] and handed[name] == built[name], name
 
 
 @pytest.mark.parametrize("name", V.UNUSED_AFTER_LOAD)

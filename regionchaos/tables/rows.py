@@ -53,6 +53,7 @@ _BY_HAND = {
     "transactions": ("run_id", "checkpoint_id", "tm", "pos", "txn_checkpoint_id", "split", "start", "end", "count",
                      "sum"),
 }
+EARLY_TABLES = ("task_responses", "entries", "entry_splits")  # complete before the last sections: `build_rows`'s done
 for _name, _order in _BY_HAND.items():
     if _COLUMNS[_name] != _order:
         raise ImportError(f"the columns of {_name} changed in tables.schemas: update its rows in tables.rows")
@@ -92,11 +93,18 @@ def _elements(handles: list) -> list:
 
 
 @paused()
-def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
+def build_rows(art: RunArtifacts, done: Callable[[str, list[tuple]], None] | None = None) -> dict[str, list[tuple]]:
     """All tables of one run as rows: table -> tuples in the column order of `SCHEMAS`
     (`build_frames` makes frames of them; the swarm's fast path gathers the rows of many
     runs and makes one Arrow table of them, `arrow_table`). One section per group of tables,
-    in this order (a table's rows keep the order its sections add them in)."""
+    in this order (a table's rows keep the order its sections add them in).
+
+    ``done(name, rows)``: called with each of `EARLY_TABLES` as soon as its rows are complete, before
+    the next section is built; a deep run's loader converts them there (and may empty the list), so a
+    big run's biggest tables are never all in rows at once beside its parsed artifacts."""
+    if done is None:
+        def done(name: str, rows: list[tuple]) -> None:
+            return None
     rid = art.run_id
     t = {name: _Cols(name) for name in SCHEMAS}
     sc = art.scenario_doc.get("scenario", {})
@@ -105,6 +113,7 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
     for e in art.events:
         first.setdefault(e["kind"], e)
     h = _replay_history(t, art, topo, first)
+    done("task_responses", t["task_responses"].rows)
     # the metadata judged: the _metadata object where it is still on storage, else the history's copy
     # (the checkpoint_completed event); for the retained ones both copies' digests are kept, so a rule
     # can hold them equal (only those: re-encoding every copy would cost as much as parsing the history)
@@ -116,6 +125,8 @@ def build_rows(art: RunArtifacts) -> dict[str, list[tuple]]:
     _checkpoint_rows(t["checkpoints"], rid, h, meta, stored, digests)
     split_ranges: set[tuple[int, int, int]] = set()
     _state_rows(t, art, meta, h, topo, split_ranges)
+    done("entries", t["entries"].rows)
+    done("entry_splits", t["entry_splits"].rows)
     _stored_segment_rows(t, rid, stored, art.state_files)
     _inventory_rows(t["inventory"], rid, art.inventory)
     _sink_rows(t, art, split_ranges)
