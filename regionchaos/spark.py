@@ -59,8 +59,9 @@ DEFAULT_DRIVER_MEMORY = "1536m"
 # tasks. Its only Python tasks are the data plane's one upload job; reused, its two workers then stayed idle beside
 # the judge with ~190 MiB each, and the 1 GB heap judged `large` as 1.5 GB did (28th session, above). Measured on
 # `large` (30th session, bench/results/probes/README.md, bench/results/run/run_large_903dd30.json): the process
-# tree's peak 3,093-3,144 MiB instead of 3.8-3.9 GiB, its phases 1-3 s longer (each of the data plane's tasks starts
-# a worker that imports the package). A session shared by many runs (the tests', a swarm's) keeps the defaults.
+# tree's peak 3,093-3,144 MiB instead of 3.8-3.9 GiB (2,963-3,034 with the biggest tables loaded early,
+# validate.validate_run), its phases 1-3 s longer (each of the data plane's tasks starts a worker that imports the
+# package). A session shared by many runs (the tests', a swarm's) keeps the defaults.
 BULK_DRIVER_MEMORY = "1g"
 
 # Spark's default log4j2 profile prints WARN lines at start; this one keeps ERROR only, and not even
