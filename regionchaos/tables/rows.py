@@ -92,6 +92,10 @@ def _elements(handles: list) -> list:
     return [e for h in handles for e in h[3]]
 
 
+def _keep(name: str, rows: list[tuple]) -> None:
+    """`build_rows`'s ``done`` when none is given: the early tables stay in the rows it returns."""
+
+
 @paused()
 def build_rows(art: RunArtifacts, done: Callable[[str, list[tuple]], None] | None = None) -> dict[str, list[tuple]]:
     """All tables of one run as rows: table -> tuples in the column order of `SCHEMAS`
@@ -102,9 +106,7 @@ def build_rows(art: RunArtifacts, done: Callable[[str, list[tuple]], None] | Non
     ``done(name, rows)``: called with each of `EARLY_TABLES` as soon as its rows are complete, before
     the next section is built; a deep run's loader converts them there (and may empty the list), so a
     big run's biggest tables are never all in rows at once beside its parsed artifacts."""
-    if done is None:
-        def done(name: str, rows: list[tuple]) -> None:
-            return None
+    done = done or _keep
     rid = art.run_id
     t = {name: _Cols(name) for name in SCHEMAS}
     sc = art.scenario_doc.get("scenario", {})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import pandas as pd
@@ -72,22 +73,34 @@ def _spill(spark, name: str, table, directory: str):
     holds it as partitioned, spillable files instead of one LocalRelation in the driver's heap
     (which is what ``createDataFrame`` builds, and what made the 1M-row tables of ``large`` run
     out of heap)."""
+    step = max(1, -(-table.num_rows // SPILL_FILES))
+    return _spill_parts(spark, name, (table.slice(start, step) for start in range(0, table.num_rows, step)), directory)
+
+
+def _spill_parts(spark, name: str, parts: Iterable, directory: str):
+    """`_spill` of a table given as Arrow parts, one Parquet file (one Spark partition) each, in order."""
     import os
 
     import pyarrow.parquet as pq
+    from pyspark.sql.types import _parse_datatype_string
 
     path = os.path.join(directory, name)
     os.makedirs(path, exist_ok=True)
-    step = max(1, -(-table.num_rows // SPILL_FILES))
-    for i, start in enumerate(range(0, table.num_rows, step)):
-        pq.write_table(table.slice(start, step), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
-    return _read_spilled(spark, name, path)
-
-
-def _read_spilled(spark, name: str, path: str):
-    from pyspark.sql.types import _parse_datatype_string
-
+    for i, part in enumerate(parts):
+        pq.write_table(part, os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
     return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
+
+
+def _arrow_parts(name: str, rows: list[tuple]) -> Iterator:
+    """`SPILL_FILES` Arrow tables of ``rows`` in order, emptying ``rows``: a part's tuples are dropped once its
+    Arrow table is made, before the next part is."""
+    step = max(1, -(-len(rows) // SPILL_FILES))
+    while rows:
+        part = rows[:step]
+        del rows[:step]
+        table = arrow_table(name, part)
+        del part
+        yield table
 
 
 def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None = None):
@@ -96,24 +109,11 @@ def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None 
     the table has `SPILL_MIN_ROWS` rows or more, else as `to_spark` of its frame. For the big
     tables nothing after loading reads as pandas (a deep run's ``entries``: 1.2 M rows).
 
-    Spilled, ``rows`` is emptied part by part as its Parquet files are written: a part's tuples go
-    before the next part is made Arrow, so the table is never whole twice in the driver."""
+    Spilled, ``rows`` is emptied part by part as its Parquet files are written (`_arrow_parts`), so the
+    table is never whole twice (tuples and Arrow) in the driver."""
     if spill_dir is not None and len(rows) >= SPILL_MIN_ROWS and \
             all(t in _ARROW_SCALARS for t in _ddl_types(SCHEMAS[name]).values()):
-        import os
-
-        import pyarrow.parquet as pq
-
-        path = os.path.join(spill_dir, name)
-        os.makedirs(path, exist_ok=True)
-        step = max(1, -(-len(rows) // SPILL_FILES))
-        for i in range(SPILL_FILES):
-            part = rows[:step]
-            del rows[:step]
-            if part:
-                pq.write_table(arrow_table(name, part), os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
-            del part
-        return _read_spilled(spark, name, path)
+        return _spill_parts(spark, name, _arrow_parts(name, rows), spill_dir)
     return to_spark(spark, name, frame_of(name, rows), spill_dir=spill_dir)
 
 
