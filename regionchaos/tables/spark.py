@@ -88,12 +88,13 @@ def _spill_parts(spark, name: str, parts: Iterable, directory: str):
     os.makedirs(path, exist_ok=True)
     for i, part in enumerate(parts):
         pq.write_table(part, os.path.join(path, f"part-{i:03d}.parquet"), compression="snappy")
+        del part  # written: not kept while the next part is made
     return spark.read.schema(_parse_datatype_string(SCHEMAS[name])).parquet(path)
 
 
 def _arrow_parts(name: str, rows: list[tuple]) -> Iterator:
-    """`SPILL_FILES` Arrow tables of ``rows`` in order, emptying ``rows``: a part's tuples are dropped once its
-    Arrow table is made, before the next part is."""
+    """At most `SPILL_FILES` Arrow tables of ``rows``, in order, emptying ``rows``: a part's tuples are dropped
+    once its Arrow table is made, and that table once it is handed on, before the next part is made."""
     step = max(1, -(-len(rows) // SPILL_FILES))
     while rows:
         part = rows[:step]
@@ -101,6 +102,7 @@ def _arrow_parts(name: str, rows: list[tuple]) -> Iterator:
         table = arrow_table(name, part)
         del part
         yield table
+        del table
 
 
 def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None = None):
