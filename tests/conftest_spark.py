@@ -42,6 +42,8 @@ def spark() -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
     finally:  # the processes the tests start see the environment as it was
         if chosen is None:
             os.environ.pop(DRIVER_MEMORY_ENV, None)
+        else:
+            os.environ[DRIVER_MEMORY_ENV] = chosen
     yield session
     stop_spark()
 
