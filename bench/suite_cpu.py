@@ -76,6 +76,8 @@ def sample(seen: dict[int, tuple[float, str]]) -> None:
 
 def kind(cmd: str) -> str:
     """The kind of process a command line is (see the module docstring)."""
+    if cmd.startswith("[pytest-xdist"):  # xdist's workers retitle themselves "[pytest-xdist running] TEST" / "idle"
+        return "Python: pytest worker"
     if cmd.startswith("["):
         return "not the suite: kernel thread " + re.sub(r"[/:]\d+.*", "", cmd)
     if "process_api" in cmd or "binary_backend" in cmd:

@@ -1,0 +1,65 @@
+"""bench/cpu_by_test.py (which tests spend the CPU) and bench/suite_cpu.py's kinds of process."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pytest_workers_are_the_suite_not_kernel_threads():
+    """xdist's workers retitle themselves in brackets; a kernel thread's name is in brackets too."""
+    kind = _load("suite_cpu").kind
+    assert kind("[pytest-xdist idle]") == "Python: pytest worker"
+    assert kind("[pytest-xdist running] tests/test_swarm.py::test_x") == "Python: pytest worker"
+    assert kind("[kdamond.0]") == "not the suite: kernel thread [kdamond.0]"
+    assert kind("[kworker/0:1-events]") == "not the suite: kernel thread [kworker"
+
+
+BURN = "s = 0\nfor i in range(6_000_000):\n    s += i\n"
+TESTS = '''
+import subprocess, sys, time
+
+def test_burns_in_a_grandchild():
+    inner = "import subprocess, sys; subprocess.run([sys.executable, 'burn.py'], check=True)"
+    subprocess.run([sys.executable, "-c", inner], check=True)
+
+def test_sleeps():
+    time.sleep(0.5)
+
+def test_burns_here():
+    s = 0
+    for i in range(6_000_000):
+        s += i
+'''
+
+
+def test_each_test_is_charged_the_cpu_of_its_process_tree(tmp_path):
+    (tmp_path / "test_probe.py").write_text(TESTS)
+    (tmp_path / "burn.py").write_text(BURN)
+    out = tmp_path / "cpu.json"
+    done = subprocess.run([sys.executable, str(BENCH / "cpu_by_test.py"), "--out", str(out), "--",
+                           "test_probe.py", "-q", "-p", "no:randomly"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(out.read_text())
+    cpu = {rec["test"].rsplit("::", 1)[1]: rec["cpu_s"] for rec in record["tests"]}
+    burn = cpu["test_burns_here"]
+    assert burn > 0.1, record  # a loop in this process
+    assert cpu["test_burns_in_a_grandchild"] > 0.5 * burn, record  # the same loop two processes down
+    assert cpu["test_sleeps"] < 0.5 * burn, record  # waiting is not charged
+    [file] = record["files"]
+    assert file["file"] == "test_probe.py" and file["tests"] == 3
+    assert abs(file["cpu_s"] - sum(cpu.values())) < 0.1
+    assert "test_burns_in_a_grandchild" in done.stdout  # the printed table
