@@ -6,14 +6,16 @@
 The README's test command keeps both cores busy (`bench/suite_cpu.py`), so its wall time follows the CPU
 it spends; `bench/suite_cpu.py` says which kinds of process spend it, this says which tests. The tests run in
 ONE process (``-p no:xdist``: a worker's tests cannot be told apart by process), and each test (set-up, call and
-tear-down, so a module fixture is charged to its module's first test) is charged the CPU seconds that this
-process and all its descendants spent meanwhile:
-- this process: its own user + system time, plus its reaped children's (``os.times``);
-- every live descendant (the Spark JVM, Spark's Python workers, the S3 server's child, CLI subprocesses, Airflow's
-  processes, Chromium): its own time plus its reaped children's (psutil), read before and after each test.
-A descendant that ends during a test is counted through whoever reaps it; one re-parented to init (a daemon that
-forks away) is lost from then on, so a long-lived service is charged to the test that ends it (the module's last
-tear-down). The wall time of a test run alone is not the suite's: the suite runs two workers on two cores.
+tear-down, so a module fixture is charged to its module's first test) is charged the CPU seconds spent meanwhile by
+this process (its own user + system time, less the sampler's thread) and by every process of the suite's
+sessions: every descendant of this process (the Spark JVM, Spark's Python workers, the S3 server's child, CLI
+subprocesses, Airflow's processes, Chromium), and every process that shares a session with this process or with
+one of them, so a daemon that forks away from its parent (a standalone cluster's, Flink's, a service that
+`scripts/ui.sh` leaves behind) still counts. A sampler thread reads ``/proc`` every `INTERVAL_S` and at every test's
+start and end, and keeps each process's highest CPU time seen (like `bench/suite_cpu.py`): a process that lives
+less than the interval is missed, so the totals are lower bounds. Run it from a shell of its own: another command
+in this process's session would be charged too. Linux only. The wall time of a test run alone is not the suite's:
+the suite runs two workers on two cores.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -29,24 +32,72 @@ import psutil
 import pytest
 
 
-def tree_cpu_s() -> float:
-    """CPU seconds spent so far by this process, its reaped children, and every live descendant."""
-    me = psutil.Process()
-    own = os.times()
-    total = own.user + own.system + own.children_user + own.children_system
-    for child in me.children(recursive=True):
+INTERVAL_S = 0.25
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+class SuiteCPU:
+    """The CPU seconds the suite's processes have spent so far (`__call__`), sampled from ``/proc``."""
+
+    def __init__(self, interval_s: float = INTERVAL_S):
+        self.me = os.getpid()
+        self.ancestors = {p.pid for p in psutil.Process().parents()}  # the shell that started this: not the suite
+        self.sessions = {os.getsid(0)}
+        self.seen: dict[tuple[int, int], float] = {}  # (pid, start time) -> highest CPU seconds seen
+        self.sampler_cpu = 0.0  # what the sampler thread itself spent (this process's time includes it)
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, args=(interval_s,), daemon=True)
+        self.thread.start()
+
+    def _loop(self, interval_s: float) -> None:
+        while not self.done.wait(interval_s):
+            started = time.thread_time()
+            self.sample()
+            self.sampler_cpu += time.thread_time() - started
+
+    def sample(self) -> None:
+        """One look at every process: the suite's (descendants and their sessions') CPU time, kept at its highest."""
         try:
-            t = child.cpu_times()
-        except psutil.Error:  # it ended between the listing and the read: its reaper counts it
-            continue
-        total += t.user + t.system + t.children_user + t.children_system
-    return total
+            descendants = {p.pid for p in psutil.Process().children(recursive=True)}
+        except psutil.Error:
+            descendants = set()
+        with self.lock:
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                pid = int(entry.name)
+                if pid == self.me or pid in self.ancestors:
+                    continue
+                try:
+                    stat = Path(f"/proc/{pid}/stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2:].split()
+                session = int(fields[3])
+                if pid in descendants:
+                    self.sessions.add(session)
+                elif session not in self.sessions:
+                    continue
+                key, cpu = (pid, int(fields[19])), (int(fields[11]) + int(fields[12])) / TICK
+                if cpu > self.seen.get(key, 0.0):
+                    self.seen[key] = cpu
+
+    def __call__(self) -> float:
+        self.sample()
+        own = os.times()
+        with self.lock:
+            return own.user + own.system - self.sampler_cpu + sum(self.seen.values())
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 class ChargeEachTest:
     """The pytest plugin: one record per test, {"test", "cpu_s", "wall_s"}."""
 
-    def __init__(self, clock=tree_cpu_s):
+    def __init__(self, clock):
         self.clock = clock
         self.records: list[dict] = []
 
@@ -76,9 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=25, help="how many tests and files to print (default 25)")
     ap.add_argument("pytest_args", nargs="*", help="pytest's arguments (after --)")
     args = ap.parse_args(argv)
-    plugin = ChargeEachTest()
+    clock = SuiteCPU()
+    plugin = ChargeEachTest(clock)
     started = time.perf_counter()
-    code = pytest.main(["-p", "no:xdist", "-p", "no:cacheprovider", *args.pytest_args], plugins=[plugin])
+    try:
+        code = pytest.main(["-p", "no:xdist", "-p", "no:cacheprovider", *args.pytest_args], plugins=[plugin])
+    finally:
+        clock.close()
     wall = round(time.perf_counter() - started, 1)
     files = by_file(plugin.records)
     total = round(sum(r["cpu_s"] for r in plugin.records), 1)

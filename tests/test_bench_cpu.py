@@ -27,39 +27,58 @@ def test_pytest_workers_are_the_suite_not_kernel_threads():
     assert kind("[kworker/0:1-events]") == "not the suite: kernel thread [kworker"
 
 
-BURN = "s = 0\nfor i in range(6_000_000):\n    s += i\n"
+BURN = """import sys
+s = 0
+for i in range(15_000_000):
+    s += i
+if len(sys.argv) > 1:
+    open(sys.argv[1], "w").write("done")
+"""
 TESTS = '''
-import subprocess, sys, time
+import os, subprocess, sys, time
+from pathlib import Path
 
 def test_burns_in_a_grandchild():
     inner = "import subprocess, sys; subprocess.run([sys.executable, 'burn.py'], check=True)"
     subprocess.run([sys.executable, "-c", inner], check=True)
+
+def test_burns_in_a_daemon_that_forked_away():
+    inner = "import os, subprocess, sys; subprocess.Popen([sys.executable, 'burn.py', 'daemon.done']); os._exit(0)"
+    subprocess.run([sys.executable, "-c", inner], check=True)  # its child is orphaned: no longer a descendant
+    deadline = time.monotonic() + 60
+    while not Path("daemon.done").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the sampler's last look at it
 
 def test_sleeps():
     time.sleep(0.5)
 
 def test_burns_here():
     s = 0
-    for i in range(6_000_000):
+    for i in range(15_000_000):
         s += i
 '''
 
 
-def test_each_test_is_charged_the_cpu_of_its_process_tree(tmp_path):
+def test_each_test_is_charged_the_cpu_of_the_suite_s_processes(tmp_path):
+    """A loop in the test, the same loop two processes down, and in a daemon that forked away from its parent
+    (a standalone cluster's daemons do): each charged to its test; a sleep is not."""
     (tmp_path / "test_probe.py").write_text(TESTS)
     (tmp_path / "burn.py").write_text(BURN)
     out = tmp_path / "cpu.json"
     done = subprocess.run([sys.executable, str(BENCH / "cpu_by_test.py"), "--out", str(out), "--",
-                           "test_probe.py", "-q", "-p", "no:randomly"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                           "test_probe.py", "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          start_new_session=True)  # a session of its own: the suite's other processes are not its
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(out.read_text())
     cpu = {rec["test"].rsplit("::", 1)[1]: rec["cpu_s"] for rec in record["tests"]}
     burn = cpu["test_burns_here"]
-    assert burn > 0.1, record  # a loop in this process
-    assert cpu["test_burns_in_a_grandchild"] > 0.5 * burn, record  # the same loop two processes down
-    assert cpu["test_sleeps"] < 0.5 * burn, record  # waiting is not charged
+    assert burn > 0.3, record  # a loop in this process
+    assert cpu["test_burns_in_a_grandchild"] > 0.6 * burn, record  # the same loop two processes down
+    assert cpu["test_burns_in_a_daemon_that_forked_away"] > 0.6 * burn, record  # and in a re-parented daemon
+    assert cpu["test_sleeps"] < 0.2 * burn, record  # waiting is not charged
     [file] = record["files"]
-    assert file["file"] == "test_probe.py" and file["tests"] == 3
+    assert file["file"] == "test_probe.py" and file["tests"] == 4
     assert abs(file["cpu_s"] - sum(cpu.values())) < 0.1
     assert "test_burns_in_a_grandchild" in done.stdout  # the printed table
