@@ -1,7 +1,7 @@
 """Which tests spend the suite's CPU: pytest run in this process, each test charged what it cost.
 
     .venv/bin/python bench/cpu_by_test.py [--out bench/results/cpu_by_test/NAME.json] [--top N] -- [PYTEST ARGS...]
-    e.g. the Spark group:  .venv/bin/python bench/cpu_by_test.py -- tests/test_ack_loss.py tests/test_swarm.py
+    e.g. two files:  setsid .venv/bin/python bench/cpu_by_test.py -- tests/test_ack_loss.py tests/test_swarm.py
 
 The README's test command keeps both cores busy (`bench/suite_cpu.py`), so its wall time follows the CPU
 it spends; `bench/suite_cpu.py` says which kinds of process spend it, this says which tests. The tests run in
@@ -13,8 +13,8 @@ subprocesses, Airflow's processes, Chromium), and every process that shares a se
 one of them, so a daemon that forks away from its parent (a standalone cluster's, Flink's, a service that
 `scripts/ui.sh` leaves behind) still counts. A sampler thread reads ``/proc`` every `INTERVAL_S` and at every test's
 start and end, and keeps each process's highest CPU time seen (like `bench/suite_cpu.py`): a process that lives
-less than the interval is missed, so the totals are lower bounds. Run it from a shell of its own: another command
-in this process's session would be charged too. Linux only. The wall time of a test run alone is not the suite's:
+less than the interval is missed, so the totals are lower bounds. Run it under ``setsid`` (a session of its own):
+anything else in this process's session would be charged too. Linux only. The wall time of a test run alone is not the suite's:
 the suite runs two workers on two cores.
 """
 from __future__ import annotations
@@ -52,9 +52,15 @@ class SuiteCPU:
 
     def _loop(self, interval_s: float) -> None:
         while not self.done.wait(interval_s):
-            started = time.thread_time()
-            self.sample()
-            self.sampler_cpu += time.thread_time() - started
+            self._timed_sample()
+
+    def _timed_sample(self) -> None:
+        """`sample`, its own CPU time kept apart: the tests are charged this process's time less it."""
+        started = time.thread_time()
+        self.sample()
+        spent = time.thread_time() - started
+        with self.lock:
+            self.sampler_cpu += spent
 
     def sample(self) -> None:
         """One look at every process: the suite's (descendants and their sessions') CPU time, kept at its highest."""
@@ -84,7 +90,7 @@ class SuiteCPU:
                     self.seen[key] = cpu
 
     def __call__(self) -> float:
-        self.sample()
+        self._timed_sample()
         own = os.times()
         with self.lock:
             return own.user + own.system - self.sampler_cpu + sum(self.seen.values())
