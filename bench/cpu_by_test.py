@@ -15,7 +15,8 @@ one of them, so a daemon that forks away from its parent (a standalone cluster's
 start and end, and keeps each process's highest CPU time seen (like `bench/suite_cpu.py`): a process that lives
 less than the interval is missed, so the totals are lower bounds. Run it under ``setsid`` (a session of its own):
 anything else in this process's session would be charged too. Linux only. The wall time of a test run alone is not the suite's:
-the suite runs two workers on two cores.
+the suite runs two workers on two cores. `bench/jvm_per_test.py` (a plugin for ``-p``) splits a test's CPU
+between the JVMs below this process and this process's Python instead; this counts every process of the suite.
 """
 from __future__ import annotations
 
@@ -31,9 +32,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from suite_cpu import cpu_seconds, proc_stat  # noqa: E402  (/proc's fields, read as bench/suite_cpu.py reads them)
 
 INTERVAL_S = 0.25
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 class SuiteCPU:
@@ -76,16 +78,15 @@ class SuiteCPU:
                 if pid == self.me or pid in self.ancestors:
                     continue
                 try:
-                    stat = Path(f"/proc/{pid}/stat").read_text()
-                except OSError:
+                    _, fields = proc_stat(pid)
+                except (OSError, ValueError):
                     continue
-                fields = stat[stat.rindex(")") + 2:].split()
                 session = int(fields[3])
                 if pid in descendants:
                     self.sessions.add(session)
                 elif session not in self.sessions:
                     continue
-                key, cpu = (pid, int(fields[19])), (int(fields[11]) + int(fields[12])) / TICK
+                key, cpu = (pid, int(fields[19])), cpu_seconds(fields)
                 if cpu > self.seen.get(key, 0.0):
                     self.seen[key] = cpu
 

@@ -11,7 +11,8 @@ Out: one line per test (setup, call and teardown together): node id, CPU seconds
 
 Why: the test suite's time is CPU (both cores busy), and most of it is the JVMs' (bench/results/
 suite_cpu/README.md); this says which tests spend it. A subprocess's JVM that exits within the
-test is counted up to its last sample only (psutil sees it while it lives).
+test is counted up to its last sample only (psutil sees it while it lives). Every process of the suite, not only
+the JVMs and this one (Airflow's, Chromium, daemons that fork away): `bench/cpu_by_test.py`.
 """
 
 from __future__ import annotations

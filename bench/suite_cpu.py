@@ -54,6 +54,18 @@ def busy_idle() -> tuple[float, float]:
     return (sum(fields[:8]) - idle) / TICK, idle / TICK
 
 
+def proc_stat(pid: int) -> tuple[str, list[str]]:
+    """A process's name and the fields of ``/proc/PID/stat`` after it (state first: ``[3]`` its session,
+    ``[11]`` and ``[12]`` user and system time in ticks, ``[19]`` its start time); OSError when it is gone."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+
+
+def cpu_seconds(fields: list[str]) -> float:
+    """User + system CPU seconds from `proc_stat`'s fields."""
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
 def sample(seen: dict[int, tuple[float, str]]) -> None:
     """One look at every process: its CPU seconds and command line, kept where the CPU grew."""
     for entry in os.scandir("/proc"):
@@ -61,14 +73,13 @@ def sample(seen: dict[int, tuple[float, str]]) -> None:
             continue
         pid = int(entry.name)
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            cpu = (int(fields[11]) + int(fields[12])) / TICK
+            name, fields = proc_stat(pid)
+            cpu = cpu_seconds(fields)
             if pid in seen and seen[pid][0] >= cpu:
                 continue
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
             if not cmd:  # an exiting process (keep the command line it had) or a kernel thread (its name)
-                cmd = seen[pid][1] if pid in seen else "[" + stat[stat.index("(") + 1:stat.rindex(")")] + "]"
+                cmd = seen[pid][1] if pid in seen else "[" + name + "]"
             seen[pid] = (cpu, cmd[:500])
         except (OSError, ValueError, IndexError):
             continue
