@@ -236,14 +236,16 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
             for name, rows in run["rows"].items():
                 tables[name].extend((run_id,) + tuple(row[1:]) for row in rows)
         total = sum(len(r) for r in tables.values())
+        records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
+        keys = swarm.run_keys(records)
         for name, rows in tables.items():
             os.makedirs(os.path.join(directory, "tables", name))
-            pq.write_table(tables_mod.arrow_table(name, rows), os.path.join(directory, "tables", name, "part-0.parquet"))
+            pq.write_table(swarm.keyed_table(tables_mod.arrow_table(name, rows), keys),
+                           os.path.join(directory, "tables", name, "part-0.parquet"))
         del tables
-        frames = swarm.read_local_tables(spark, directory)
-        records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
+        frames = swarm.read_local_tables(spark, directory, keyed=True)
         try:
-            judged, _ = swarm.judge(spark, frames, records, total)
+            judged, _ = swarm.judge(spark, frames, records, total, keys=keys)
         except Exception as exc:  # noqa: BLE001 - these runs are not judged; they count for nothing
             print(f"GX pass {number} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             judged = None

@@ -115,7 +115,7 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
 
     from .runner import emulate_in_memory
     from .swarm import judge as judge_tables
-    from .swarm import read_local_tables
+    from .swarm import keyed_table, read_local_tables, run_keys
 
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
     records = []
@@ -127,11 +127,14 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
         except Exception as exc:  # noqa: BLE001 - a candidate that crashes is unknown, never "still failing"
             record["error"] = f"{type(exc).__name__}: {exc}"
         records.append(record)
+    keys = run_keys(records)
     with tempfile.TemporaryDirectory(prefix="regionchaos-shrink-") as directory:
         for name in tables_mod.SCHEMAS:
             os.makedirs(os.path.join(directory, "tables", name))
-            pq.write_table(tables_mod.arrow_table(name, rows[name]), os.path.join(directory, "tables", name, "part.parquet"))
-        judged, _ = judge_tables(spark, read_local_tables(spark, directory), records, sum(map(len, rows.values())))
+            pq.write_table(keyed_table(tables_mod.arrow_table(name, rows[name]), keys),
+                           os.path.join(directory, "tables", name, "part.parquet"))
+        judged, _ = judge_tables(spark, read_local_tables(spark, directory, keyed=True), records,
+                                 sum(map(len, rows.values())), keys=keys)
     out = []
     for record in records:
         res = judged[record["run_id"]]

@@ -23,7 +23,12 @@ seed whose emulation raised has no rows: it is ``unknown`` with its error, never
 Reading the tables back: on a local master the driver downloads the parts (one GET each) to a
 scratch directory and reads it with ``spark.read.parquet``. On a cluster the executors read
 them (`read_remote_tables`: a GET and pyarrow per part, inside ``mapInArrow``), so nothing
-passes through the driver and no ``s3a://`` (hadoop-aws) is needed on the cluster.
+passes through the driver and no ``s3a://`` (hadoop-aws) is needed on the cluster. Either way
+the pass sees each run by a key (`run_keys`: a bigint in the ``run_id`` column, put there by
+`keyed_table` as the parts are read), not by its run id: every rule joins, shuffles and windows by
+run, and a string of 25 characters costs a quarter of the suites' CPU on 3,000 seeds
+(bench/results/probes/README.md, 33rd session). The stored parts keep the run ids; the verdicts
+are mapped back to them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import json
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Iterable, Iterator
@@ -238,50 +244,90 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
     return job["parts"]
 
 
-def read_tables(spark, store: ObjectStore, directory: str | None, total_rows: int | None = None) -> dict:
-    """The swarm's tables as Spark DataFrames (`SCHEMAS`). Local master: the parts are
-    downloaded to ``directory`` and read there; else (no directory) the executors read them,
-    one task per table when the tables are small (``total_rows`` below the validation's
-    small-table threshold), else one task per part."""
+def run_keys(records: list[dict]) -> dict[str, int]:
+    """Run id -> the run's key in a pass: its place among the records that have rows (a crashed
+    seed has none). The pass's tables carry the key in their ``run_id`` column (`keyed_table`)."""
+    return {r["run_id"]: key for key, r in enumerate(r for r in records if "error" not in r)}
+
+
+def keyed_table(table, keys: dict[str, int]):
+    """An Arrow table of the swarm with its ``run_id`` strings replaced by the runs' keys (bigint,
+    `run_keys`). A run id that is not in ``keys`` gets null, which no rule's join matches: a run
+    outside the pass is not judged, as with its run id (the rules join every table to the run table)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = []
+    for chunk in table.column("run_id").chunks:  # a part holds a few runs: look up each once, not each row
+        encoded = chunk if pa.types.is_dictionary(chunk.type) else pc.dictionary_encode(chunk)
+        found = pa.array([keys.get(run_id) for run_id in encoded.dictionary.to_pylist()], pa.int64())
+        chunks.append(pc.take(found, encoded.indices))
+    return table.set_column(table.schema.get_field_index("run_id"), pa.field("run_id", pa.int64()),
+                            pa.chunked_array(chunks, pa.int64()))
+
+
+def keyed_ddl(name: str) -> str:
+    """Table ``name``'s Spark DDL (`SCHEMAS`) as a pass reads it: ``run_id`` a bigint key."""
+    ddl = tables_mod.SCHEMAS[name]
+    assert ddl.startswith("run_id string,"), name  # every table's first column
+    return "run_id bigint," + ddl[len("run_id string,"):]
+
+
+def read_tables(spark, store: ObjectStore, directory: str | None, total_rows: int | None = None,
+                keys: dict[str, int] | None = None) -> dict:
+    """The swarm's tables as Spark DataFrames (`SCHEMAS`; with ``keys``, `run_keys`, each run's key
+    in place of its run id). Local master: the parts are downloaded to ``directory`` and read there;
+    else (no directory) the executors read them, one task per table when the tables are small
+    (``total_rows`` below the validation's small-table threshold), else one task per part."""
     if directory is None:
         from .validate import SMALL_TABLES_ROWS
 
-        return read_remote_tables(spark, store, one_task=total_rows is not None and total_rows < SMALL_TABLES_ROWS)
-    keys = store.list_keys("tables/")
-    for key, body in store.get_many(keys).items():
-        path = os.path.join(directory, key)
+        return read_remote_tables(spark, store, one_task=total_rows is not None and total_rows < SMALL_TABLES_ROWS,
+                                  keys=keys)
+    import pyarrow.parquet as pq
+
+    def write(item: tuple[str, bytes]) -> None:
+        path = os.path.join(directory, item[0])
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as fh:
-            fh.write(body)
-    return read_local_tables(spark, directory)
+        if keys is None:
+            with open(path, "wb") as fh:
+                fh.write(item[1])
+        else:  # pyarrow lets go of the interpreter lock: the parts convert side by side
+            pq.write_table(keyed_table(pq.read_table(io.BytesIO(item[1]), read_dictionary=["run_id"]), keys), path)
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(write, store.get_many(store.list_keys("tables/")).items()))
+    return read_local_tables(spark, directory, keyed=keys is not None)
 
 
-def read_remote_tables(spark, store: ObjectStore, one_task: bool = False, names: Iterable[str] | None = None) -> dict:
+def read_remote_tables(spark, store: ObjectStore, one_task: bool = False, names: Iterable[str] | None = None,
+                       keys: dict[str, int] | None = None) -> dict:
     """The tables read by the executors, one task per Parquet part (`_read_parts`), or per table
     with ``one_task`` (on small tables a task costs more than its rows: 200 smoke seeds read in
     41 s as 108 tasks on the test's standalone cluster), each materialised once in the executors'
     block stores (``localCheckpoint``: the suites scan a table many times, and must not GET its
-    parts again for every scan). ``names``: only these tables (default: all)."""
+    parts again for every scan). ``names``: only these tables (default: all); ``keys``: as
+    `read_tables`."""
     from pyspark.sql.types import _parse_datatype_string
 
-    keys = store.list_keys("tables/")
+    listed = store.list_keys("tables/")
     out = {}
-    for name, ddl in tables_mod.SCHEMAS.items():
+    for name in tables_mod.SCHEMAS:
         if names is not None and name not in names:
             continue
-        schema = _parse_datatype_string(ddl)
-        parts = [(key,) for key in keys if key.startswith(f"tables/{name}/")]
+        schema = _parse_datatype_string(tables_mod.SCHEMAS[name] if keys is None else keyed_ddl(name))
+        parts = [(key,) for key in listed if key.startswith(f"tables/{name}/")]
         if not parts:
             out[name] = spark.createDataFrame([], schema)
             continue
         listing = spark.createDataFrame(spark.sparkContext.parallelize(parts, 1 if one_task else len(parts)),
                                         "key string")
-        frame = listing.mapInArrow(partial(_read_parts, store.config, store.run_prefix, name), schema)
+        frame = listing.mapInArrow(partial(_read_parts, store.config, store.run_prefix, name, keys), schema)
         out[name] = frame.localCheckpoint(eager=True)
     return out
 
 
-def _read_parts(config: StorageConfig, prefix: str, name: str, batches) -> Iterator:
+def _read_parts(config: StorageConfig, prefix: str, name: str, keys: dict[str, int] | None, batches) -> Iterator:
     """Executor side of `read_remote_tables`: the Arrow batches of the parts named in ``batches``."""
     import pyarrow.parquet as pq
 
@@ -291,25 +337,37 @@ def _read_parts(config: StorageConfig, prefix: str, name: str, batches) -> Itera
     schema = tables_mod.arrow_schema(name)
     for batch in batches:
         for key in batch.column("key").to_pylist():
-            yield from pq.read_table(io.BytesIO(store.get(key))).cast(schema).to_batches()
+            table = pq.read_table(io.BytesIO(store.get(key))).cast(schema)
+            yield from (table if keys is None else keyed_table(table, keys)).to_batches()
 
 
-def read_local_tables(spark, directory: str) -> dict:
-    """``DIRECTORY/tables/<table>/*.parquet`` as Spark DataFrames of their `SCHEMAS`."""
+def read_local_tables(spark, directory: str, *, keyed: bool = False) -> dict:
+    """``DIRECTORY/tables/<table>/*.parquet`` as Spark DataFrames of their `SCHEMAS` (``keyed``: with
+    run keys, `keyed_ddl`)."""
     from pyspark.sql.types import _parse_datatype_string
 
-    return {name: spark.read.schema(_parse_datatype_string(ddl)).parquet(os.path.join(directory, "tables", name))
+    return {name: spark.read.schema(_parse_datatype_string(keyed_ddl(name) if keyed else ddl))
+            .parquet(os.path.join(directory, "tables", name))
             for name, ddl in tables_mod.SCHEMAS.items()}
 
 
-def judge(spark, tables: dict, records: list[dict], total_rows: int) -> tuple[dict[str, dict], dict]:
+def judge(spark, tables: dict, records: list[dict], total_rows: int,
+          keys: dict[str, int] | None = None) -> tuple[dict[str, dict], dict]:
     """`regionchaos.validate.judge` over every seed's rows: run id -> {"checks", "verdict"}, and GX's
-    timings. A crashed seed (``error``) has no rows: unknown, keyed by its run id (or ``seed-N``)."""
+    timings. A crashed seed (``error``) has no rows: unknown, keyed by its run id (or ``seed-N``).
+    ``keys``: the tables name each run by its key (`run_keys`), and the pass judges the keys."""
+    from .validate import gx_run_name
     from .validate import judge as judge_runs
 
     crashed = {r["run_id"] or f"seed-{r['seed']}": r["error"] for r in records if "error" in r}
-    judged, timings, _ = judge_runs(spark, tables, [r["run_id"] for r in records if "error" not in r],
-                                    total_rows=total_rows, crashed=crashed)
+    ids = [r["run_id"] for r in records if "error" not in r]
+    if keys is None:
+        judged, timings, _ = judge_runs(spark, tables, ids, total_rows=total_rows, crashed=crashed)
+        return judged, timings
+    by_key, timings, _ = judge_runs(spark, tables, [keys[run_id] for run_id in ids], total_rows=total_rows,
+                                    run_name=gx_run_name(ids))
+    judged = {run_id: by_key[keys[run_id]] for run_id in ids}
+    judged.update({run_id: unknown_result(error) for run_id, error in crashed.items()})
     return judged, timings
 
 
@@ -415,12 +473,13 @@ def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: 
                     walls: dict) -> tuple[dict, dict]:
     """Read the swarm's tables into Spark and judge every seed (timings into ``walls``)."""
     started = time.perf_counter()
+    keys = run_keys(records)
     with tables_mod.spill_directory(spark) as directory:
-        tables = read_tables(spark, store, directory, total_rows)
+        tables = read_tables(spark, store, directory, total_rows, keys=keys)
         walls["read_tables"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
         try:
-            judged, timings = judge(spark, tables, records, total_rows)
+            judged, timings = judge(spark, tables, records, total_rows, keys=keys)
         except Exception as exc:  # noqa: BLE001 - nothing judged: every seed unknown, never valid
             error = f"validate failed: {type(exc).__name__}: {exc}"
             judged = {r["run_id"] or f"seed-{r['seed']}": unknown_result(r.get("error", error)) for r in records}

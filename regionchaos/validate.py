@@ -654,15 +654,18 @@ def gx_checks(spark, tables: dict, run_ids: list[str], *, docs_dir: Path | None 
     return out, timings, result
 
 
-def judge(spark, tables: dict, run_ids: list[str], *, total_rows: int, docs_dir: Path | None = None,
-          crashed: dict[str, str] | None = None, backend: str = DEFAULT_BACKEND) -> tuple[dict[str, dict], dict, Any]:
+def judge(spark, tables: dict, run_ids: list, *, total_rows: int, docs_dir: Path | None = None,
+          crashed: dict[str, str] | None = None, backend: str = DEFAULT_BACKEND,
+          run_name: str | None = None) -> tuple[dict, dict, Any]:
     """The one judge of every path (a deep run, many runs, the swarm, shrink): one GX pass over
     ``tables`` (every row carries its ``run_id``). Returns (run id -> ``{"checks", "verdict"}``,
     with ``error`` when an expected invariant has no check; GX's timings; GX's result, for Data
     Docs). ``crashed``: run id -> why it has no rows (its emulation raised): unknown, never judged.
-    ``backend``: where the runs' artifacts come from (`BACKENDS`); only the suites that apply to it count."""
+    ``backend``: where the runs' artifacts come from (`BACKENDS`); only the suites that apply to it count.
+    ``run_ids`` are what the tables' ``run_id`` column holds: the run ids, or the swarm's bigint keys
+    (`regionchaos.swarm.run_keys`, with ``run_name``: GX's name of the pass, default `gx_run_name`)."""
     per_run, timings, result = (gx_checks(spark, tables, run_ids, docs_dir=docs_dir, total_rows=total_rows,
-                                          backend=backend) if run_ids else ({}, {}, None))
+                                          backend=backend, run_name=run_name) if run_ids else ({}, {}, None))
     out = {run_id: judged(checks) for run_id, checks in per_run.items()}
     out.update({run_id: unknown_result(error) for run_id, error in (crashed or {}).items()})
     return out, timings, result

@@ -16,7 +16,8 @@ import yaml
 from regionchaos import runner
 from regionchaos import tables as tables_mod
 from regionchaos.cli import main
-from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, read_remote_tables
+from regionchaos.swarm import (SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, keyed_ddl, keyed_table,
+                               read_remote_tables, run_keys)
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.storage.faults import FaultPlan
 from regionchaos.storage.s3 import ObjectStore
@@ -83,6 +84,30 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
         assert (per_part[name].rdd.getNumPartitions(), per_table[name].rdd.getNumPartitions()) == (2, 1)
         rows = sorted(map(repr, per_part[name].collect()))
         assert rows and rows == sorted(map(repr, per_table[name].collect()))
+    # the pass reads each run by its key (a bigint), the stored parts keep the run ids
+    keys = run_keys(result["runs"])
+    assert sorted(keys) == sorted(r["run_id"] for r in judged) and sorted(keys.values()) == [0, 1, 2, 3, 4]
+    keyed = read_remote_tables(spark, store, names=names, keys=keys)
+    back = {key: run_id for run_id, key in keys.items()}
+    for name in names:
+        assert dict(keyed[name].dtypes)["run_id"] == "bigint"
+        rows = sorted(repr((back[row[0]], *row[1:])) for row in keyed[name].collect())
+        assert rows == sorted(repr(tuple(row)) for row in per_part[name].collect())
+
+
+def test_a_table_s_run_ids_become_the_runs_keys_and_an_unknown_run_none():
+    """`keyed_table`: the run ids replaced by their keys in place, every other column as it was; a run
+    id the pass does not know gets no key (null), so no rule's join matches its rows."""
+    rows = [("run-a", 1, "GLOBAL"), ("run-b", 1, "REGIONAL"), ("stray", 2, "GLOBAL"), ("run-a", 2, "ABORTED")]
+    import pyarrow as pa
+
+    table = pa.table({"run_id": [r[0] for r in rows], "checkpoint_id": [r[1] for r in rows],
+                      "status": [r[2] for r in rows]})
+    keyed = keyed_table(table, {"run-b": 7, "run-a": 3})
+    assert keyed.schema.field("run_id").type == pa.int64() and keyed.column_names == table.column_names
+    assert keyed.column("run_id").to_pylist() == [3, 7, None, 3]
+    assert keyed.drop_columns(["run_id"]).equals(table.drop_columns(["run_id"]))
+    assert keyed_ddl("truth") == "run_id bigint, split int, start bigint, end bigint, count bigint, sum bigint"
 
 
 @pytest.fixture(scope="module")
