@@ -268,9 +268,10 @@ def keyed_table(table, keys: dict[str, int]):
 
 def keyed_ddl(name: str) -> str:
     """Table ``name``'s Spark DDL (`SCHEMAS`) as a pass reads it: ``run_id`` a bigint key."""
-    ddl = tables_mod.SCHEMAS[name]
-    assert ddl.startswith("run_id string,"), name  # every table's first column
-    return "run_id bigint," + ddl[len("run_id string,"):]
+    first, rest = tables_mod.SCHEMAS[name].split(",", 1)
+    if first != "run_id string":  # every table's first column; a table without it could not be judged by run
+        raise ValueError(f"table {name} does not start with run_id string: {first!r}")
+    return f"run_id bigint,{rest}"
 
 
 def read_tables(spark, store: ObjectStore, directory: str | None, total_rows: int | None = None,
