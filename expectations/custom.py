@@ -94,7 +94,9 @@ def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ..
     """The suite's rows, each tagged ``explained_by``: the findings whose mechanism query names it."""
     if not mechanisms:
         return f"SELECT v.*, '' AS explained_by FROM ({combined_sql}) v"
-    cols = ("CAST(run_id AS STRING) AS run_id, CAST(checkpoint_id AS BIGINT) AS checkpoint_id, CAST(region AS INT) AS region,"
+    # run_id as the tables hold it (every mechanism reads it from one): a run id, or the swarm's bigint key
+    # (regionchaos.swarm.run_keys), never cast to another type for the join with the rule's rows below
+    cols = ("run_id, CAST(checkpoint_id AS BIGINT) AS checkpoint_id, CAST(region AS INT) AS region,"
             " CAST(subtask AS INT) AS subtask, CAST(operator AS STRING) AS operator, CAST(split AS INT) AS split")
     parts = [f"SELECT '{finding}' AS finding, explode(array({', '.join(repr(r) for r in rules)})) AS rule, {cols}"
              f" FROM (\n{_strip(sql)}\n) m{i}" for i, (finding, rules, sql) in enumerate(mechanisms)]
