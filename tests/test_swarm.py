@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 
+import pyarrow as pa
 import pytest
 import yaml
 
@@ -99,8 +100,6 @@ def test_a_table_s_run_ids_become_the_runs_keys_and_an_unknown_run_none():
     """`keyed_table`: the run ids replaced by their keys in place, every other column as it was; a run
     id the pass does not know gets no key (null), so no rule's join matches its rows."""
     rows = [("run-a", 1, "GLOBAL"), ("run-b", 1, "REGIONAL"), ("stray", 2, "GLOBAL"), ("run-a", 2, "ABORTED")]
-    import pyarrow as pa
-
     table = pa.table({"run_id": [r[0] for r in rows], "checkpoint_id": [r[1] for r in rows],
                       "status": [r[2] for r in rows]})
     keyed = keyed_table(table, {"run-b": 7, "run-a": 3})
