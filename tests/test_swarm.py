@@ -17,8 +17,8 @@ import yaml
 from regionchaos import runner
 from regionchaos import tables as tables_mod
 from regionchaos.cli import main
-from regionchaos.swarm import (SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm, keyed_ddl, keyed_table,
-                               read_remote_tables, run_keys)
+from regionchaos.swarm import (SWARM_OVERRIDES, SwarmContext, _merge_parts, emulate_seed, fast_swarm, keyed_ddl,
+                               keyed_table, read_remote_tables, run_keys)
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.storage.faults import FaultPlan
 from regionchaos.storage.s3 import ObjectStore
@@ -107,6 +107,23 @@ def test_a_table_s_run_ids_become_the_runs_keys_and_an_unknown_run_none():
     assert keyed.column("run_id").to_pylist() == [3, 7, None, 3]
     assert keyed.drop_columns(["run_id"]).equals(table.drop_columns(["run_id"]))
     assert keyed_ddl("truth") == "run_id bigint, split int, start bigint, end bigint, count bigint, sum bigint"
+
+
+def test_a_table_s_parts_merge_into_one_keyed_file_with_every_row(tmp_path):
+    """`_merge_parts`: three stored parts of one table (as the swarm's tasks write them) become one Parquet
+    file holding every row of all three, in the parts' order, each run by its key."""
+    import pyarrow.parquet as pq
+
+    bodies = []
+    for part in ([("run-a", 1, 0, 10, 10, 45)], [], [("run-b", 2, 0, 5, 5, 10), ("run-c", 1, 0, 3, 3, 3)]):
+        buffer = io.BytesIO()
+        pq.write_table(tables_mod.arrow_table("truth", part), buffer)
+        bodies.append(buffer.getvalue())
+    path = tmp_path / "tables" / "truth" / "part-00000.parquet"
+    _merge_parts(str(path), bodies, {"run-a": 0, "run-b": 1, "run-c": 2})
+    merged = pq.read_table(path)
+    assert merged.column("run_id").to_pylist() == [0, 1, 2] and merged.column("sum").to_pylist() == [45, 10, 3]
+    assert merged.schema.field("run_id").type == pa.int64() and merged.column_names == tables_mod.column_names("truth")
 
 
 @pytest.fixture(scope="module")
