@@ -207,11 +207,9 @@ def emulate_all(mutants: list[dict | None], runs: list, baseline: dict, jobs: in
 # -- judging (this process: Spark and the GX suites) ---------------------------------------------
 
 
-def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
+def judge_runs(to_judge: list[tuple[str, dict]]) -> dict[str, dict]:
     """``to_judge``: (judged run id, run) pairs with rows. One GX pass per ~ROWS_PER_PASS rows;
     judged run id -> {"verdict", "failed", "failed_rules", "unknown"}."""
-    import pyarrow.parquet as pq
-
     from regionchaos import swarm
     from regionchaos import tables as tables_mod
     from regionchaos.spark import get_spark
@@ -230,32 +228,24 @@ def judge_runs(to_judge: list[tuple[str, dict]], work: str) -> dict[str, dict]:
         batches.append(batch)
     for number, batch in enumerate(batches, 1):
         started = time.perf_counter()
-        directory = tempfile.mkdtemp(prefix=f"pass{number}-", dir=work)
         tables: dict[str, list] = {name: [] for name in tables_mod.TABLES}
         for run_id, run in batch:
             for name, rows in run["rows"].items():
                 tables[name].extend((run_id,) + tuple(row[1:]) for row in rows)
         total = sum(len(r) for r in tables.values())
         records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
-        keys = swarm.run_keys(records)
-        for name, rows in tables.items():
-            os.makedirs(os.path.join(directory, "tables", name))
-            pq.write_table(swarm.keyed_table(tables_mod.arrow_table(name, rows), keys),
-                           os.path.join(directory, "tables", name, "part-0.parquet"))
-        del tables
-        frames = swarm.read_local_tables(spark, directory, keyed=True)
         try:
-            judged, _ = swarm.judge(spark, frames, records, total, keys=keys)
+            judged = swarm.judge_rows(spark, tables, records)
         except Exception as exc:  # noqa: BLE001 - these runs are not judged; they count for nothing
             print(f"GX pass {number} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             judged = None
+        del tables
         for record in records:
             if judged is None:
                 out[record["run_id"]] = {"verdict": "not judged", "failed": [], "failed_rules": [], "unknown": []}
                 continue
             res = swarm.seed_result(record, judged)
             out[record["run_id"]] = {k: res.get(k) for k in ("verdict", "failed", "failed_rules", "explained", "unknown")}
-        shutil.rmtree(directory, ignore_errors=True)
         print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     return out
@@ -547,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
             if r["error"] is None and r["rows"] is not None:
                 to_judge.append((f"m{index}-{r['run_id']}", r))
     print(f"judging {len(to_judge)} runs", file=sys.stderr, flush=True)
-    verdicts = judge_runs(to_judge, work)
+    verdicts = judge_runs(to_judge)
     judge_seconds = time.perf_counter() - started - emulate_seconds
 
     base_fail = {}

@@ -10,7 +10,7 @@ How: the run's drawn faults are pinned (`regionchaos.schedule.pin`); then, round
 round, every candidate reduction is emulated in memory (cheap: the swarm's in-memory store)
 and all of a round's candidates are judged together by one pass of the same GX suites (the first
 round's in the same pass as the run itself)
-(`regionchaos.swarm.judge`, over `regionchaos.validate.judge`). Candidates of a round: the schedule without each of its
+(`regionchaos.swarm.judge_rows`, over `regionchaos.validate.judge`). Candidates of a round: the schedule without each of its
 chunks at every granularity (halves, quarters, ... single faults: delta debugging's
 complements, all at once since emulating is cheap and the judging pass is the fixed cost),
 fewer fault-phase checkpoints (up to the last fault), and a lower parallelism (faults on
@@ -21,8 +21,6 @@ is a strict reduction of (faults, checkpoints, parallelism), so it terminates.
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,11 +109,8 @@ def candidates(scenario: Scenario) -> list[Scenario]:
 def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
     """Emulate each scenario in memory and judge all of them in one GX pass: per scenario
     {"run_id", "verdict", "failed", "failed_rules", "unknown", "error"?}."""
-    import pyarrow.parquet as pq
-
     from .runner import emulate_in_memory
-    from .swarm import judge as judge_tables
-    from .swarm import keyed_table, read_local_tables, run_keys
+    from .swarm import judge_rows
 
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
     records = []
@@ -127,14 +122,7 @@ def judge(spark, scenarios: list[Scenario], mutant: str | None) -> list[dict]:
         except Exception as exc:  # noqa: BLE001 - a candidate that crashes is unknown, never "still failing"
             record["error"] = f"{type(exc).__name__}: {exc}"
         records.append(record)
-    keys = run_keys(records)
-    with tempfile.TemporaryDirectory(prefix="regionchaos-shrink-") as directory:
-        for name in tables_mod.SCHEMAS:
-            os.makedirs(os.path.join(directory, "tables", name))
-            pq.write_table(keyed_table(tables_mod.arrow_table(name, rows[name]), keys),
-                           os.path.join(directory, "tables", name, "part.parquet"))
-        judged, _ = judge_tables(spark, read_local_tables(spark, directory, keyed=True), records,
-                                 sum(map(len, rows.values())), keys=keys)
+    judged = judge_rows(spark, rows, records)
     out = []
     for record in records:
         res = judged[record["run_id"]]

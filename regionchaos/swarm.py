@@ -38,6 +38,7 @@ import hashlib
 import io
 import json
 import os
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -297,7 +298,7 @@ def read_tables(spark, store: ObjectStore, directory: str | None, keys: dict[str
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # pyarrow lets go of the interpreter lock
         list(pool.map(lambda group: _merge_parts(group[0], [bodies[key] for key in group[1]], keys),
                       [g for g in groups if g[1]]))
-    return read_local_tables(spark, directory, keyed=True)
+    return read_local_tables(spark, directory)
 
 
 def _merge_parts(path: str, bodies: list[bytes], keys: dict[str, int]) -> None:
@@ -353,34 +354,44 @@ def _read_parts(config: StorageConfig, prefix: str, name: str, keys: dict[str, i
             yield from (table if keys is None else keyed_table(table, keys)).to_batches()
 
 
-def read_local_tables(spark, directory: str, *, keyed: bool = False) -> dict:
-    """``DIRECTORY/tables/<table>/*.parquet`` as Spark DataFrames of their `SCHEMAS` (``keyed``: with
-    run keys, `keyed_ddl`)."""
+def read_local_tables(spark, directory: str) -> dict:
+    """``DIRECTORY/tables/<table>/*.parquet``, keyed (`keyed_table`), as Spark DataFrames of `keyed_ddl`."""
     from pyspark.sql.types import _parse_datatype_string
 
-    return {name: spark.read.schema(_parse_datatype_string(keyed_ddl(name) if keyed else ddl))
-            .parquet(os.path.join(directory, "tables", name))
-            for name, ddl in tables_mod.SCHEMAS.items()}
+    return {name: spark.read.schema(_parse_datatype_string(keyed_ddl(name))).parquet(os.path.join(directory, "tables", name))
+            for name in tables_mod.SCHEMAS}
 
 
 def judge(spark, tables: dict, records: list[dict], total_rows: int,
-          keys: dict[str, int] | None = None) -> tuple[dict[str, dict], dict]:
-    """`regionchaos.validate.judge` over every seed's rows: run id -> {"checks", "verdict"}, and GX's
-    timings. A crashed seed (``error``) has no rows: unknown, keyed by its run id (or ``seed-N``).
-    ``keys``: the tables name each run by its key (`run_keys`), and the pass judges the keys."""
+          keys: dict[str, int]) -> tuple[dict[str, dict], dict]:
+    """`regionchaos.validate.judge` over every seed's rows, the tables naming each run by its key (``keys``,
+    `run_keys`): run id -> {"checks", "verdict"}, and GX's timings. A crashed seed (``error``) has no rows:
+    unknown, keyed by its run id (or ``seed-N``)."""
     from .validate import gx_run_name
     from .validate import judge as judge_runs
 
     crashed = {r["run_id"] or f"seed-{r['seed']}": r["error"] for r in records if "error" in r}
     ids = [r["run_id"] for r in records if "error" not in r]
-    if keys is None:
-        judged, timings, _ = judge_runs(spark, tables, ids, total_rows=total_rows, crashed=crashed)
-        return judged, timings
     by_key, timings, _ = judge_runs(spark, tables, [keys[run_id] for run_id in ids], total_rows=total_rows,
                                     run_name=gx_run_name(ids))
     judged = {run_id: by_key[keys[run_id]] for run_id in ids}
     judged.update({run_id: unknown_result(error) for run_id, error in crashed.items()})
     return judged, timings
+
+
+def judge_rows(spark, rows: dict[str, list[tuple]], records: list[dict]) -> dict[str, dict]:
+    """Runs given as their rows (per table, tuples in `SCHEMAS` order, the run id first) judged in one pass:
+    written keyed to a scratch directory, one file per table, then `judge`. Run id -> {"checks", "verdict"}.
+    Shrink's candidates and `bench/mutation_score.py` judge here."""
+    import pyarrow.parquet as pq
+
+    keys = run_keys(records)
+    with tempfile.TemporaryDirectory(prefix="regionchaos-judge-") as directory:
+        for name in tables_mod.SCHEMAS:
+            os.makedirs(os.path.join(directory, "tables", name))
+            pq.write_table(keyed_table(tables_mod.arrow_table(name, rows.get(name, [])), keys),
+                           os.path.join(directory, "tables", name, "part.parquet"))
+        return judge(spark, read_local_tables(spark, directory), records, sum(map(len, rows.values())), keys)[0]
 
 
 def seed_result(record: dict, judged: dict) -> dict:
@@ -491,7 +502,7 @@ def _load_and_judge(spark, store: ObjectStore, records: list[dict], total_rows: 
         walls["read_tables"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
         try:
-            judged, timings = judge(spark, tables, records, total_rows, keys=keys)
+            judged, timings = judge(spark, tables, records, total_rows, keys)
         except Exception as exc:  # noqa: BLE001 - nothing judged: every seed unknown, never valid
             error = f"validate failed: {type(exc).__name__}: {exc}"
             judged = {r["run_id"] or f"seed-{r['seed']}": unknown_result(r.get("error", error)) for r in records}
