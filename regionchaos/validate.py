@@ -264,7 +264,11 @@ def tuned_session(spark, total_rows: int):
     9.4-9.7 s instead of 11.4-12.3 s, bench/results/validate_cost/README.md); both still win at ~1 M rows (a
     600-seed swarm: 39.3 s of GX instead of 47.7 s). Always: no level limit on recursive CTEs
     (``flip_bounds.ref_chain_depth_within_bound`` follows ref chains, only to older checkpoints
-    and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100).
+    and at most max-consecutive-failures + 1 links, which may be more than Spark's default 100), and no
+    recursive step's rows turned into a local relation (``cteRecursionAnchorRowsLimitToConvertToLocalRelation``
+    0): Spark counts each step's rows, then, at 100 rows or fewer, collects them by running the step a second
+    time, and each step of these rules scans and joins the tables again (``flip_bounds`` and the findings'
+    chain mechanisms: bench/results/probes/README.md, 34th session).
 
     At or above `SMALL_TABLES_ROWS`, a table is broadcast only when the adaptive planner has seen its real size
     (``spark.sql.adaptive.autoBroadcastJoinThreshold``), never on the planner's estimate of a Parquet file: the
@@ -272,7 +276,8 @@ def tuned_session(spark, total_rows: int):
     about 0.4 M rows), so ``final_checkpoint.finished_on_fresh_entry``'s ``LEFT JOIN rc_entries`` was planned as a
     broadcast of ``rc_entries``, and 10,000 seeds ran out of a 1 GB heap building a broadcast: that suite unknown
     for every seed (bench/results/probes/README.md, 28th session)."""
-    conf = {"spark.sql.cteRecursionLevelLimit": "-1"}
+    conf = {"spark.sql.cteRecursionLevelLimit": "-1",
+            "spark.sql.cteRecursionAnchorRowsLimitToConvertToLocalRelation": "0"}
     if total_rows < SMALL_TABLES_ROWS:
         conf.update({"spark.sql.adaptive.enabled": "false", "spark.sql.autoBroadcastJoinThreshold": "-1",
                      "spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false",
