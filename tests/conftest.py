@@ -89,6 +89,17 @@ def ranked(groups: dict[str, dict]) -> list[tuple[str, dict]]:
              if group == SPARK_GROUP else tests) for group, tests in out]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Workers need the Spark group: pyproject's ``addopts`` give ``--dist loadfile``, so ``pytest -n N`` runs
+    as scripts/test.sh does. Any other mode would put Spark files on several workers, each with its own
+    Spark session and its own judge pool building the same run ids in the one shared S3 server (the second
+    pool stops at MetadataExists): refused before anything starts."""
+    dist = config.getoption("dist", "no")
+    if getattr(config.option, "numprocesses", None) and dist not in ("loadfile", "no"):
+        raise pytest.UsageError(f"--dist {dist}: the suite runs on pytest-xdist workers with --dist loadfile only "
+                                "(its default): the Spark files share one worker, its Spark session and its judge pool")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     if config.getvalue("dist") != "loadfile":

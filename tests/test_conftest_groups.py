@@ -81,3 +81,21 @@ def test_the_files_the_order_names_exist(request):
     assert [f for f in (*LONG_FILES, FIRST_IN_SPARK_GROUP) if not (root / f).is_file()] == []
     assert uses_spark(root / FIRST_IN_SPARK_GROUP)  # else it would not be in the Spark group at all
     assert not any(uses_spark(root / f) for f in LONG_FILES)
+
+
+@pytest.mark.parametrize("dist, refused", [("load", True), ("loadscope", True), (None, False)])
+def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
+    """``pytest -n 2`` takes ``--dist loadfile`` from pyproject's addopts; another mode would split the Spark
+    files over workers, each building the judge pool's runs into the one S3 server: refused up front."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--co",
+            "tests/test_verdict.py", *(["--dist", dist] if dist else [])]
+    done = subprocess.run(args, cwd=request.config.rootpath, capture_output=True, text=True, timeout=120)
+    if refused:
+        assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+        assert f"--dist {dist}" in done.stderr and "loadfile" in done.stderr, done.stderr
+    else:
+        assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+        assert "test_verdict.py" in done.stdout
