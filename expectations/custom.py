@@ -233,8 +233,9 @@ class SuitePass:
     suite's zeros) and then every registered suite's job to a pool of ``workers`` threads, in GX's
     order; each suite's metric then waits for its own job. The jobs, their SQL and
     the values GX judges are the same as one at a time; a job that raises raises in its own suite's
-    metric only (that suite is unknown). ``workers`` 1 computes each suite when GX asks (big passes:
-    their memory, not latency, is the limit)."""
+    metric only (that suite is unknown). ``workers`` 1 computes each suite when GX asks. A big pass
+    (`regionchaos.validate.suite_workers`) runs two at once: one job alone left a core idle a sixth
+    of the time."""
 
     def __init__(self, workers: int):
         self.workers = max(1, int(workers))

@@ -67,6 +67,11 @@ RULE_COLUMNS = ("run_id", "checkpoint_id", "region", "subtask", "operator", "spl
 UNUSED_AFTER_LOAD = ("entries", "entry_splits", "truth", "task_responses")  # the big ones; Spark-only
 SMALL_TABLES_ROWS = 1_000_000  # below this Spark's per-job cost dominates (bench/results/validate_cost/README.md)
 SUITE_WORKERS = 6  # suites judged at once on small tables (bench/results/judge_profile/)
+# ... and on big ones: one suite's job left a core idle a sixth of the time (1.72 of 2 busy over the 12 suites'
+# SQL on 3,000 swarm seeds' tables); two at once kept 1.95 busy for the same CPU, the warm pass 27.9-28.6 s
+# instead of 30.4-31.8, alternating (bench/results/probes/README.md, 34th session). Local mode runs two tasks at
+# a time either way, so the jobs share the same task memory.
+BIG_SUITE_WORKERS = 2
 BIG_PASS_BROADCAST_BYTES = "10MB"  # a big pass broadcasts a join side this small once its size is known (Spark's default)
 # Where a run's artifacts come from; a suite's ``applies_to`` (suite YAML) maps each backend it applies to onto
 # ``all`` or the list of its rules that apply there; a suite without the key applies to the emulation only.
@@ -300,8 +305,8 @@ def tuned_session(spark, total_rows: int):
 
 def suite_workers(total_rows: int) -> int:
     """How many suites' Spark jobs a GX pass runs at once: `SUITE_WORKERS` below `SMALL_TABLES_ROWS`
-    rows (each job is latency, not data), one above (memory, and each job keeps the cores busy)."""
-    return SUITE_WORKERS if total_rows < SMALL_TABLES_ROWS else 1
+    rows (each job is latency, not data), `BIG_SUITE_WORKERS` above."""
+    return SUITE_WORKERS if total_rows < SMALL_TABLES_ROWS else BIG_SUITE_WORKERS
 
 
 def table_rows(frames: dict) -> int:
