@@ -339,13 +339,14 @@ def applies(check: dict) -> bool:
 
 def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, error: str | None,
            backend: str = DEFAULT_BACKEND) -> dict:
-    """One run's check for one suite from GX's results: rule -> {"success", "by_run"}; only the rules
+    """One run's check for one suite from GX's results: rule -> `rule_result`; only the rules
     of the suite that apply to ``backend`` count (none: `not_applicable_check`).
 
-    A rule passes for the run only if GX's expectation has a result, did not raise, and holds an
-    explicit entry for the run with no unexpected rows, consistent with the expectation's own
-    ``success``. A rule with no result, no entry for the run, or a result at odds with GX's
-    success is unknown; the suite is false if a rule fails, else unknown if one is unknown."""
+    A rule passes for the run only if GX's expectation has a result, did not raise, and names the
+    run explicitly as one with no unexpected rows (``held_by``, or a ``by_run`` entry counting 0),
+    consistent with the expectation's own ``success``. A rule with no result, no answer for the run,
+    two answers for it, or a result at odds with GX's success is unknown; the suite is false if a
+    rule fails, else unknown if one is unknown."""
     rules = suite.rules_for(backend)
     if rules is None:
         return not_applicable_check(suite, backend)
@@ -390,12 +391,20 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
     return check
 
 
+HELD = {"count": 0, "examples": [], "explained": {}}  # a run the rule's result names in ``held_by``
+
+
 def _rule_for_run(result: dict | None, run_id: str) -> tuple[bool | None, Any]:
-    """(True passes / False fails / None unknown, the run's entry or why unknown)."""
+    """(True passes / False fails / None unknown, the run's entry or why unknown). The run's entry is its
+    ``by_run`` one (violating rows), else `HELD` if ``held`` (a set: `rule_result`) names it."""
     if result is None:
         return None, "no result from GX"
     by_run = result.get("by_run") or {}
     entry = by_run.get(run_id)
+    if entry is None and run_id in result.get("held", ()):
+        entry = HELD
+    elif entry is not None and run_id in result.get("held", ()):
+        return None, "the result names the run both with and without violating rows"
     if entry is None or not isinstance(entry.get("count"), int):
         return None, "no result for this run"
     success = result.get("success")
@@ -413,8 +422,15 @@ def gx_suite_name(suite: str, backend: str) -> str:
     return suite if backend == DEFAULT_BACKEND else f"{suite}.{backend}"
 
 
+def rule_result(success, details: dict | None) -> dict:
+    """A rule's result as `_check` reads it: {"success", "by_run", "held"}, from its expectation's ``success``
+    and ``details`` (`custom.by_run_details`; ``held`` a set of ``held_by``, looked up once per run)."""
+    details = details or {}
+    return {"success": success, "by_run": details.get("by_run"), "held": frozenset(details.get("held_by") or ())}
+
+
 def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
-    """GX's checkpoint result -> (suite -> rule -> {"success", "by_run"}, suite -> error)."""
+    """GX's checkpoint result -> (suite -> rule -> `rule_result`, suite -> error)."""
     rules: dict[str, dict] = {}
     errors: dict[str, str] = {}
     for vr in result.run_results.values():
@@ -425,9 +441,7 @@ def rule_results_from_gx(result) -> tuple[dict[str, dict], dict[str, str]]:
             if raised is not None:  # GX reports a failed metric as success false: it is unknown
                 errors[suite] = raised[:2000]
                 continue
-            details = (r.result or {}).get("details") or {}
-            rules[suite][r.expectation_config.kwargs["rule"]] = {"success": r.success,
-                                                                 "by_run": details.get("by_run")}
+            rules[suite][r.expectation_config.kwargs["rule"]] = rule_result(r.success, (r.result or {}).get("details"))
     return rules, errors
 
 
@@ -556,7 +570,7 @@ class GXValidator:
         registered), the suites' Spark jobs ``workers`` at a time (``expectations/custom.py``: `SuitePass`).
         ``run_name``: GX's run name (Data Docs' "Run Name" and the folder of the validation pages), our run id.
 
-        Returns (suite -> rule -> {"success", "by_run"}, suite -> error, checkpoint result)."""
+        Returns (suite -> rule -> `rule_result`, suite -> error, checkpoint result)."""
         from great_expectations.core.run_identifier import RunIdentifier
 
         run_id = RunIdentifier(run_name=run_name, run_time=datetime.datetime.now(datetime.timezone.utc))
@@ -707,7 +721,7 @@ def plain_sql_checks(spark, tables: dict, run_ids: list[str] | None = None, *, s
             try:
                 found = custom.collect_violations(spark, suite.combined_sql(), suite.rule_names, batch_view="rc_run",
                                                   runs=batch)
-                found = {rule: {"success": all(v["count"] == 0 for v in by_run.values()), "by_run": by_run}
+                found = {rule: rule_result(all(v["count"] == 0 for v in by_run.values()), custom.by_run_details(by_run))
                          for rule, by_run in found.items()}
             except Exception as exc:
                 found, error = {}, f"{type(exc).__name__}: {exc}"

@@ -88,13 +88,14 @@ def _checks(result, run_id):
 def edited(result, suite: str, rule: str):
     """Yield (suite result, rule result) of the shared GX result; undo every edit afterwards."""
     vr, r = _expectation(result, suite, rule)
-    results, success, by_run = list(vr.results), r.success, dict(r.result["details"]["by_run"])
+    details = r.result["details"]
+    results, success, by_run, held_by = list(vr.results), r.success, dict(details["by_run"]), list(details["held_by"])
     try:
         yield vr, r
     finally:
         vr.results[:] = results
         r.success = success
-        r.result["details"]["by_run"] = by_run
+        r.result["details"]["by_run"], r.result["details"]["held_by"] = by_run, held_by
 
 
 def _expectation(result, suite: str, rule: str):
@@ -107,7 +108,9 @@ def test_every_rule_answers_for_the_run_and_the_valid_run_is_valid(gx_result):
     result, run_id = gx_result
     for vr in result.run_results.values():
         for r in vr.results:
-            assert r.result["details"]["by_run"][run_id]["count"] == 0, r.expectation_config.kwargs["rule"]
+            # the run named as one with no violating row, and no entry of rows for it (custom.by_run_details)
+            details = r.result["details"]
+            assert details["held_by"] == [run_id] and details["by_run"] == {}, r.expectation_config.kwargs["rule"]
             assert r.success is True
     checks = _checks(result, run_id)
     assert all(c["success"] is True for c in checks.values())
@@ -128,8 +131,17 @@ def test_a_removed_rule_result_makes_its_suite_unknown(gx_result):
 def test_a_rule_that_returned_nothing_for_the_run_is_unknown(gx_result):
     result, run_id = gx_result
     with edited(result, "liveness", "global_after_faults") as (_, r):
-        r.result["details"]["by_run"].pop(run_id)
+        r.result["details"]["held_by"].remove(run_id)
         assert _checks(result, run_id)["liveness"]["success"] is None
+
+
+@pytest.mark.spark
+def test_a_rule_that_named_the_run_with_and_without_rows_is_unknown(gx_result):
+    result, run_id = gx_result
+    with edited(result, "liveness", "global_after_faults") as (_, r):
+        r.result["details"]["by_run"][run_id] = {"count": 0, "examples": [], "explained": {}}
+        checks = _checks(result, run_id)
+    assert checks["liveness"]["success"] is None and "both with and without" in checks["liveness"]["error"]
 
 
 @pytest.mark.spark
