@@ -43,6 +43,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -391,7 +392,8 @@ def _check(suite: Suite, run_id: str, rule_results: dict[str, dict] | None, erro
     return check
 
 
-HELD = {"count": 0, "examples": [], "explained": {}}  # a run the rule's result names in ``held_by``
+# the entry of a run the rule's result names in ``held_by``: one for every such run, so read-only
+HELD = MappingProxyType({"count": 0, "examples": (), "explained": MappingProxyType({})})
 
 
 def _rule_for_run(result: dict | None, run_id: str) -> tuple[bool | None, Any]:

@@ -90,14 +90,21 @@ def ranked(groups: dict[str, dict]) -> list[tuple[str, dict]]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Workers need the Spark group: pyproject's ``addopts`` give ``--dist loadfile``, so ``pytest -n N`` runs
-    as scripts/test.sh does. Any other mode would put Spark files on several workers, each with its own
-    Spark session and its own judge pool building the same run ids in the one shared S3 server (the second
+    """Workers need the Spark group: ``pytest -n N`` without ``--dist`` runs with ``--dist loadfile``, as
+    scripts/test.sh does (xdist's own default, ``load``, is replaced here; not in pyproject's ``addopts``, which
+    would break ``-p no:xdist``). Another mode asked for would put Spark files on several workers, each with its
+    own Spark session and its own judge pool building the same run ids in the one shared S3 server (the second
     pool stops at MetadataExists): refused before anything starts."""
+    if not getattr(config.option, "numprocesses", None):
+        return
+    asked = any(arg.startswith("--dist") for arg in config.invocation_params.args)
     dist = config.getoption("dist", "no")
-    if getattr(config.option, "numprocesses", None) and dist not in ("loadfile", "no"):
+    if not asked:
+        config.option.dist = "loadfile"
+    elif dist != "loadfile":
         raise pytest.UsageError(f"--dist {dist}: the suite runs on pytest-xdist workers with --dist loadfile only "
-                                "(its default): the Spark files share one worker, its Spark session and its judge pool")
+                                "(the default here): the Spark files share one worker, its Spark session and its "
+                                "judge pool")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -85,7 +85,7 @@ def test_the_files_the_order_names_exist(request):
 
 @pytest.mark.parametrize("dist, refused", [("load", True), ("loadscope", True), (None, False)])
 def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
-    """``pytest -n 2`` takes ``--dist loadfile`` from pyproject's addopts; another mode would split the Spark
+    """``pytest -n 2`` runs with ``--dist loadfile`` (tests/conftest.py); another mode would split the Spark
     files over workers, each building the judge pool's runs into the one S3 server: refused up front."""
     import subprocess
     import sys
