@@ -99,3 +99,14 @@ def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
     else:
         assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
         assert "test_verdict.py" in done.stdout
+
+
+def test_the_suite_runs_without_xdist_too(request):
+    """The loadfile default lives in tests/conftest.py, not in pyproject's ``addopts``: ``-p no:xdist`` (one
+    process, as bench/cpu_by_test.py runs the suite) would not know ``--dist``."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--co", "tests/test_verdict.py"]
+    done = subprocess.run(args, cwd=request.config.rootpath, capture_output=True, text=True, timeout=120)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
