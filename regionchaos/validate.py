@@ -402,11 +402,10 @@ def _rule_for_run(result: dict | None, run_id: str) -> tuple[bool | None, Any]:
     if result is None:
         return None, "no result from GX"
     by_run = result.get("by_run") or {}
-    entry = by_run.get(run_id)
-    if entry is None and run_id in result.get("held", ()):
-        entry = HELD
-    elif entry is not None and run_id in result.get("held", ()):
+    entry, held = by_run.get(run_id), run_id in result.get("held", ())
+    if held and entry is not None:
         return None, "the result names the run both with and without violating rows"
+    entry = HELD if held else entry
     if entry is None or not isinstance(entry.get("count"), int):
         return None, "no result for this run"
     success = result.get("success")

@@ -83,16 +83,20 @@ def test_the_files_the_order_names_exist(request):
     assert not any(uses_spark(root / f) for f in LONG_FILES)
 
 
+def _collect(request, *options: str):
+    """``pytest --co tests/test_verdict.py`` with ``options`` in a fresh process from the project root."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, "--co", "tests/test_verdict.py"]
+    return subprocess.run(args, cwd=request.config.rootpath, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("dist, refused", [("load", True), ("loadscope", True), (None, False)])
 def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
     """``pytest -n 2`` runs with ``--dist loadfile`` (tests/conftest.py); another mode would split the Spark
     files over workers, each building the judge pool's runs into the one S3 server: refused up front."""
-    import subprocess
-    import sys
-
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--co",
-            "tests/test_verdict.py", *(["--dist", dist] if dist else [])]
-    done = subprocess.run(args, cwd=request.config.rootpath, capture_output=True, text=True, timeout=120)
+    done = _collect(request, "-n", "2", *(["--dist", dist] if dist else []))
     if refused:
         assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
         assert f"--dist {dist}" in done.stderr and "loadfile" in done.stderr, done.stderr
@@ -104,9 +108,5 @@ def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
 def test_the_suite_runs_without_xdist_too(request):
     """The loadfile default lives in tests/conftest.py, not in pyproject's ``addopts``: ``-p no:xdist`` (one
     process, as bench/cpu_by_test.py runs the suite) would not know ``--dist``."""
-    import subprocess
-    import sys
-
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--co", "tests/test_verdict.py"]
-    done = subprocess.run(args, cwd=request.config.rootpath, capture_output=True, text=True, timeout=120)
+    done = _collect(request, "-p", "no:xdist")
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
