@@ -41,7 +41,6 @@ times), so the same seed under two run ids yields byte-identical artifacts.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -52,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
-from . import history
+from . import history, jsonform
 from .emulator import Batch
 from .faultkinds import STORAGE_PLANS
 from .gcpause import paused, release_memory
@@ -399,7 +398,7 @@ class S3Persistence:
                                  key=lambda c: c.checkpoint_id)
             raw = self.store.get_or_none(COUNTER_KEY)
             if raw is not None:
-                next_id = int(json.loads(raw))
+                next_id = int(jsonform.loads(raw))
             else:  # never flushed: nothing can have been triggered
                 next_id = max([c.checkpoint_id + 1 for c in checkpoints], default=self.scenario.first_checkpoint_id)
             return checkpoints, next_id

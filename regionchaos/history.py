@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
+from . import jsonform
+
 PREFIX = "history/"
 
 
@@ -68,14 +70,9 @@ def is_history_key(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(".jsonl")
 
 
-# The one JSON form (sorted keys, compact) of every artifact and of the tables' JSON values, one encoder for
-# every call: ``json.dumps`` with options builds a new one each time (a swarm seed encodes ~550 objects).
-ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-
-
 def dumps(obj: Any) -> bytes:
-    """The one JSON encoding of every artifact: sorted keys, compact (`ENCODER`)."""
-    return ENCODER.encode(obj).encode()
+    """The one JSON encoding of every artifact: sorted keys, compact, ASCII (`regionchaos.jsonform`)."""
+    return jsonform.dumps(obj)
 
 
 _PLACEHOLDER = "\x00metadata\x00"
@@ -106,6 +103,6 @@ def decode(bodies: Iterable[bytes]) -> list[dict]:
     tampered history may carry any string; the rules, not the decoder, judge it)."""
     events: list[dict] = []
     for body in bodies:
-        events.extend(json.loads(line) for line in body.decode().splitlines() if line.strip())
+        events.extend(jsonform.loads(line) for line in body.decode().splitlines() if line.strip())
     events.sort(key=lambda e: e["seq"])
     return events

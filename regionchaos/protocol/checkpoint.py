@@ -9,11 +9,11 @@ Out: an immutable record, its set of referenced physical objects, and a
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .. import jsonform
 from .state import ChannelStateHandle, OperatorSubtaskState, StateHandle
 
 GLOBAL = "GLOBAL"
@@ -82,7 +82,7 @@ class CompletedCheckpoint:
 
     @cached_property
     def _bytes(self) -> bytes:
-        return json.dumps(self._json, sort_keys=True, separators=(",", ":")).encode()
+        return jsonform.dumps(self._json)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CompletedCheckpoint:
@@ -113,4 +113,4 @@ class CompletedCheckpoint:
 
     @staticmethod
     def from_bytes(raw: bytes) -> CompletedCheckpoint:
-        return CompletedCheckpoint.from_json(json.loads(raw))
+        return CompletedCheckpoint.from_json(jsonform.loads(raw))

@@ -13,12 +13,12 @@ written.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from .. import history
 from ..gcpause import paused
 from ..history import Kind
+from ..jsonform import loads
 from ..storage.s3 import RESERVED_KEYS
 from .schemas import _CHK, _TXN
 
@@ -62,11 +62,11 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
     txn_keys = sorted(k for k in keys if _TXN.match(k))
     first = ["scenario.json"] if "scenario.json" in keys else []
     bodies = store.get_many(first + history_keys + metadata_keys + commit_keys + txn_keys, threads=threads)
-    scenario_doc = json.loads(bodies["scenario.json"]) if first else {}
+    scenario_doc = loads(bodies["scenario.json"]) if first else {}
     events = history.decode(bodies[k] for k in history_keys)
     metadata_at_end = {}
     for k in metadata_keys:  # keyed by where it lies (chk-N/), not by what it says
-        metadata_at_end[int(_CHK.match(k).group(1))] = json.loads(bodies[k])
+        metadata_at_end[int(_CHK.match(k).group(1))] = loads(bodies[k])
     # state files: every object named by a completed checkpoint that is still on storage
     present = set(keys)
     wanted: set[str] = set()
@@ -80,7 +80,7 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
                 named(c[0])
     state_keys = sorted(wanted & present)
     state_bodies = store.get_many(state_keys, threads=threads)
-    state_files = {k: json.loads(v) for k, v in state_bodies.items()}
+    state_files = {k: loads(v) for k, v in state_bodies.items()}
     after = store.stats.as_dict()
     requests = {op: n - before["requests_by_op"].get(op, 0) for op, n in after["requests_by_op"].items()}
     return RunArtifacts(
@@ -90,8 +90,8 @@ def read_run(store, run_id: str, *, threads: int = 16) -> RunArtifacts:
         inventory=listing,
         metadata_at_end=metadata_at_end,
         state_files=state_files,
-        commits=[(k, json.loads(bodies[k])) for k in commit_keys],
-        transactions=[(k, json.loads(bodies[k])) for k in txn_keys],
+        commits=[(k, loads(bodies[k])) for k in commit_keys],
+        transactions=[(k, loads(bodies[k])) for k in txn_keys],
         history_files=len(history_keys),
         requests={op: n for op, n in requests.items() if n},
     )

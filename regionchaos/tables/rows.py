@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..gcpause import paused
-from ..history import ENCODER, Kind
+from ..history import Kind
+from ..jsonform import dumps_str
 from ..workload import range_count_sum, record_values
 from .artifacts import RunArtifacts
 from .schemas import _CHK, _COLUMNS, _TXN, SCHEMAS
@@ -60,8 +61,8 @@ for _name, _order in _BY_HAND.items():
 
 
 def _j(value: Any) -> str:
-    """The one JSON form of an element or list (compact, sorted keys: `history.ENCODER`)."""
-    return ENCODER.encode(value)
+    """The one JSON form of an element or list (compact, sorted keys: `regionchaos.jsonform`)."""
+    return dumps_str(value)
 
 
 def region_rule(topology: dict) -> Callable[[str, int, int], int]:
