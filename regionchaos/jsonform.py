@@ -6,9 +6,10 @@ Out: `dumps(value) -> bytes`: compact, keys sorted, ASCII only: byte for byte wh
      ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` writes (`PYTHON`); `loads(raw)`:
      what ``json.loads(raw)`` returns, or the error it raises.
 
-Why not ``json`` alone: it is most of a swarm seed's JSON time (~540 objects a seed: 2.4 ms of 21.5)
-and a fifth of `large`'s control plane (200 checkpoint metadata of 766 KB each). msgspec writes and
-reads the same documents several times faster (bench/results/probes/README.md, 35th session). Where its
+Why not ``json`` alone: encoding with it took 2.4 ms of a swarm seed's 21.5 (~540 objects a seed; decoding
+1.5 ms more) and 5.3 s of `large`'s 26.9 s emulation in memory, profiled (200 checkpoint metadata of 766 KB,
+1,600 state files). msgspec writes and reads the same documents several times faster: a seed 18.3 ms,
+`large` 17.4 s instead of 19.6 (bench/results/probes/README.md, 35th session). Where its
 output could differ from ``json``'s, the value is encoded by ``json`` instead:
 - a string that is not ASCII (``json`` escapes it, msgspec writes UTF-8): the output is not ASCII;
 - a float written with an exponent or below 1e-4 (``json``: ``1e+16``, ``1e-05``; msgspec: ``1e16``,

@@ -62,7 +62,9 @@ def _outcome(fn, raw):
 @given(values)
 def test_loads_reads_what_json_reads(value):
     for raw in (json.dumps(value), json.dumps(value, indent=1).encode(), json.dumps(value, ensure_ascii=False)):
-        assert jsonform.loads(raw) == json.loads(raw)
+        mine, theirs = jsonform.loads(raw), json.loads(raw)
+        assert mine == theirs
+        assert REFERENCE.encode(mine) == REFERENCE.encode(theirs)  # and of the same types: 1 is not 1.0, nor True
 
 
 @pytest.mark.parametrize("raw", [
