@@ -34,9 +34,6 @@ import pytest
 pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool"]
 
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m")  # the docstring
-# Every artifact the tests write is also encoded by Python's json and compared (regionchaos.jsonform): set before
-# anything imports regionchaos, and inherited by the CLI, Airflow and Spark worker processes the tests start.
-os.environ.setdefault("REGIONCHAOS_JSON_CHECK", "1")
 
 SPARK_GROUP = "spark-session"
 

@@ -6,8 +6,9 @@ Each property compares with ``json`` itself (the reference), never with a value 
   keys that are not strings), which must take json's path;
 - `loads` returns what ``json.loads`` returns, and fails where it fails, for well-formed documents
   and for the inputs msgspec refuses (NaN, lone surrogates, huge exponents, BOMs, UTF-16);
-- the suite's check (``REGIONCHAOS_JSON_CHECK``, set by conftest) is on, and it catches a value
-  msgspec writes but json refuses;
+- every artifact of every emulated catalogue scenario (seeds 1-2, with and without the swarm's fault mix,
+  and every mutant on `smoke`) is json's bytes: the runs go with the check on (``REGIONCHAOS_JSON_CHECK``),
+  which encodes each value with json too and raises on any difference, a set msgspec would write included;
 - a scenario refuses NaN and infinities in every float field, the one difference the bytes cannot
   show (``null`` against ``NaN``).
 """
@@ -23,8 +24,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from regionchaos import jsonform
-from regionchaos.scenario import ScenarioError, catalogue, from_dict
+from regionchaos import jsonform, runner
+from regionchaos.runner import emulate_in_memory
+from regionchaos.scenario import MUTANTS, ScenarioError, catalogue, from_dict, load
+from regionchaos.storage.memory import MemoryStore
+from regionchaos.swarm import SWARM_OVERRIDES
 
 REFERENCE = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
@@ -80,16 +84,38 @@ def test_loads_edge_inputs_like_json(raw):
         assert repr(mine) == repr(theirs)
 
 
-def test_the_suites_check_is_on_and_catches_a_set(monkeypatch):
-    assert jsonform._CHECKED, "tests/conftest.py sets REGIONCHAOS_JSON_CHECK=1: every artifact is compared"
+def _catalogue_runs():
+    for name in sorted(n for n in catalogue("emulation") if n != "large"):
+        for seed in (1, 2):
+            for overrides in ({}, dict(SWARM_OVERRIDES)):
+                yield name, seed, None, overrides
+    for mutant in sorted(MUTANTS):
+        yield "smoke", 1, mutant, {}
+
+
+def test_every_catalogue_artifact_is_jsons_bytes(monkeypatch):
+    """The check behind the two differences the bytes cannot show (a set msgspec writes, NaN as null): every
+    object each run leaves on its store, and every JSON column of its tables, encoded by json as well."""
+    monkeypatch.setattr(jsonform, "_CHECKED", True)
     with pytest.raises(TypeError):
         REFERENCE.encode({"ids": {3, 1}})  # json refuses a set ...
     with pytest.raises(jsonform.JSONFormDiffers, match="json refuses"):
         jsonform.dumps({"ids": {3, 1}})  # ... which msgspec would write: the check says so
+    runs = 0
+    for name, seed, mutant, overrides in _catalogue_runs():
+        try:
+            scenario = load(name, overrides=overrides, seed=seed)
+        except ScenarioError:  # a pinned fault schedule takes no swarm mix: not a run
+            continue
+        store = MemoryStore.for_run(None, runner.default_run_id(scenario, mutant))
+        emulate_in_memory(scenario, mutant, store=store)  # raises JSONFormDiffers on a difference
+        runs += 1
+    assert runs >= 80, runs
 
 
 def test_the_check_finds_differing_bytes(monkeypatch):
     """The comparison itself: a reference that disagrees is reported with where."""
+    monkeypatch.setattr(jsonform, "_CHECKED", True)
     monkeypatch.setattr(jsonform, "PYTHON", json.JSONEncoder(sort_keys=True, separators=(", ", ":")))
     with pytest.raises(jsonform.JSONFormDiffers, match="differ at byte"):
         jsonform.dumps([1, 2])
