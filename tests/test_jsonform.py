@@ -124,7 +124,8 @@ def test_the_check_finds_differing_bytes(monkeypatch):
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=repr)
 def test_a_scenario_refuses_non_finite_floats(value):
     """msgspec writes NaN as null where json writes NaN, and nothing in the bytes shows it: every float
-    of a run comes from a scenario, and every float field of a scenario refuses them."""
+    of a run comes from a scenario, whose float fields refuse them (the setting is on the sections' base
+    model; three fields of two sections are tried here)."""
     data = yaml.safe_load(catalogue()["smoke"].read_text())
     for where in (("faults", "decline"), ("faults", "timeout"), ("flink", "execution.checkpointing.region.max-failure-ratio")):
         bad = copy.deepcopy(data)
