@@ -19,14 +19,15 @@ output could differ from ``json``'s, the value is encoded by ``json`` instead:
   it), a cycle: msgspec raises.
 Two differences cannot be seen in the output, so they are kept out of the artifacts instead:
 - NaN and infinities (``json``: ``NaN``, not JSON; msgspec: ``null``): every float of a run comes from
-  a scenario field, which refuses them (pydantic's bounds), or from arithmetic on finite values;
+  a scenario field, which refuses them (``allow_inf_nan=False`` on the scenario's sections), or from
+  arithmetic on finite values;
 - types ``json`` refuses and msgspec writes (sets, bytes, dataclasses, dates).
 With ``REGIONCHAOS_JSON_CHECK=1`` (`CHECK_ENV`) every `dumps` also encodes with ``json`` and raises
 `JSONFormDiffers` on any difference. tests/test_jsonform.py runs every emulated catalogue scenario so
 (seeds 1-2, with and without the swarm's fault mix, and every mutant on `smoke`): every artifact they
 write, and every JSON column of their tables, is checked against ``json``'s bytes. Not for the whole test
-suite: there the second encoding made a seed's emulation a fifth slower (22.2-22.8 ms against 18.5-19.0)
-and the test command 586-613 s instead of 545-577 (bench/results/probes/README.md, 35th session).
+suite: the second encoding makes every emulation a fifth slower (a seed 22.2-22.8 ms against 18.5-19.0;
+bench/results/probes/README.md, 35th session).
 
 `loads` tries msgspec and, where it refuses the input (``NaN``, a lone surrogate escape, a number out
 of a float's range, a byte-order mark, another encoding than UTF-8, invalid UTF-8), hands the input to
