@@ -70,9 +70,7 @@ def is_history_key(name: str) -> bool:
     return name.startswith(PREFIX) and name.endswith(".jsonl")
 
 
-def dumps(obj: Any) -> bytes:
-    """The one JSON encoding of every artifact: sorted keys, compact, ASCII (`regionchaos.jsonform`)."""
-    return jsonform.dumps(obj)
+dumps = jsonform.dumps  # the one JSON encoding of every artifact: sorted keys, compact, ASCII (no wrapper: a hot path)
 
 
 _PLACEHOLDER = "\x00metadata\x00"

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..gcpause import paused
 from ..history import Kind
-from ..jsonform import dumps_str
+from ..jsonform import dumps_str as _j  # the one JSON form of an element or list (compact, sorted keys)
 from ..workload import range_count_sum, record_values
 from .artifacts import RunArtifacts
 from .schemas import _CHK, _COLUMNS, _TXN, SCHEMAS
@@ -58,11 +58,6 @@ EARLY_TABLES = ("task_responses", "entries", "entry_splits")  # complete before 
 for _name, _order in _BY_HAND.items():
     if _COLUMNS[_name] != _order:
         raise ImportError(f"the columns of {_name} changed in tables.schemas: update its rows in tables.rows")
-
-
-def _j(value: Any) -> str:
-    """The one JSON form of an element or list (compact, sorted keys: `regionchaos.jsonform`)."""
-    return dumps_str(value)
 
 
 def region_rule(topology: dict) -> Callable[[str, int, int], int]:
