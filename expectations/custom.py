@@ -23,7 +23,9 @@ returning the rule's violations a recorded finding's mechanism explains, as keys
 checkpoint_id, region, subtask, operator, split``; NULL in a key column matches any value). Each
 violating row is tagged with the findings whose mechanism explains it (``explained_by``, ids
 joined by commas, "" for none), and the metric counts, per run and rule, the rows of each tag
-(``explained``: tag -> rows). ``regionchaos.findings.meets_expectation`` excuses a violation
+(``explained``: tag -> rows). A row is tagged only with findings that apply to its run: the run table's
+``findings`` column (`regionchaos.findings.applicable_ids`, from the run's scenario.json) names them, so a run's
+tags do not depend on the runs judged beside it. ``regionchaos.findings.meets_expectation`` excuses a violation
 only if a finding that applies to the run names its rule and explains the row.
 """
 
@@ -31,8 +33,10 @@ from __future__ import annotations
 
 import html
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Dict, Iterator, Optional, Tuple, Union
 
@@ -91,7 +95,8 @@ def _strip(sql: str) -> str:
 
 
 def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ...], str]]) -> str:
-    """The suite's rows, each tagged ``explained_by``: the findings whose mechanism query names it."""
+    """The suite's rows, each tagged ``explained_by``: the findings that apply to its run (the run table's
+    ``findings``) and whose mechanism query names it."""
     if not mechanisms:
         return f"SELECT v.*, '' AS explained_by FROM ({combined_sql}) v"
     # run_id as the tables hold it (every mechanism reads it from one): a run id, or the swarm's bigint key
@@ -104,7 +109,8 @@ def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ..
     picked = ", ".join(f"first(v.{c}) AS {c}" for c in ("rule", "run_id", *KEYS, "detail"))
     return (
         f"WITH v AS (SELECT monotonically_increasing_id() AS vid, x.* FROM ({combined_sql}) x),\n"
-        f"m AS (\n{' UNION ALL '.join(parts)}\n)\n"
+        f"m AS (SELECT mm.* FROM (\n{' UNION ALL '.join(parts)}\n) mm\n"
+        "  JOIN {batch} fb ON fb.run_id = mm.run_id WHERE array_contains(split(fb.findings, ','), mm.finding))\n"
         f"SELECT {picked}, concat_ws(',', array_sort(collect_set(m.finding))) AS explained_by\n"
         f"FROM v LEFT JOIN m ON m.run_id = v.run_id AND m.rule = v.rule AND {match}\n"
         "GROUP BY v.vid"
@@ -120,16 +126,29 @@ def register_suite(name: str, combined_sql: str, rules: tuple[str, ...], parts: 
     SUITE_MECHANISMS[name] = load_mechanisms().get(name, [])
 
 
-def tagged_sql(suite: str, failing: set[str]) -> str:
-    """The rules of ``suite`` in ``failing`` (all of them without registered parts), each violating
-    row tagged ``explained_by`` by the mechanisms that name one of those rules."""
+Mechanisms = list[tuple[str, tuple[str, ...], str]]  # [(finding, the rules it is run for, its sql)]
+
+
+def mechanisms_for(suite: str, present: dict[str, set[str]]) -> Mechanisms:
+    """The mechanisms of ``suite`` a tagging query runs: each finding's, for the rules it names that fail in
+    some run it applies to (``present``: failing rule -> the findings that apply to some run violating it)."""
+    out = []
+    for finding, rules, sql in SUITE_MECHANISMS.get(suite, []):
+        named = tuple(r for r in rules if finding in present.get(r, ()))
+        if named:
+            out.append((finding, named, sql))
+    return out
+
+
+def tagged_sql(suite: str, mechanisms: Mechanisms) -> str:
+    """The rules of ``suite`` the ``mechanisms`` are run for (all of them without registered parts), each
+    violating row tagged ``explained_by`` by those mechanisms (`with_mechanisms`)."""
+    failing = {r for _, named, _ in mechanisms for r in named}
     parts = SUITE_PARTS.get(suite) or {}
     if parts and failing <= set(parts):
         body = "\nUNION ALL\n".join(parts[r] for r in SUITE_RULES[suite] if r in failing)
     else:
         body = SUITE_SQL[suite]
-    mechanisms = [(finding, tuple(r for r in rules if r in failing), sql)
-                  for finding, rules, sql in SUITE_MECHANISMS.get(suite, []) if set(rules) & failing]
     return with_mechanisms(body, mechanisms)
 
 
@@ -138,22 +157,32 @@ def explained_rules(suite: str) -> set[str]:
     return {rule for _, rules, _ in SUITE_MECHANISMS.get(suite, []) for rule in rules}
 
 
-def suite_violations(spark, suite: str, runs: Runs = None) -> dict[str, dict[str, dict]]:
+def suite_violations(spark, suite: str, runs: Runs = None,
+                     applicable: Callable[[], dict] | None = None) -> dict[str, dict[str, dict]]:
     """`collect_violations` for a registered suite. The findings' mechanism queries (a join per
     violating row, recursive ones in flip_bounds) only matter for rows that exist: the suite's
-    rules run first on their own, and only the rules with a violating row in some run AND a
-    mechanism that names them are run again, their rows tagged by those mechanisms (`tagged_sql`);
-    their entries replace the untagged ones. A rule no mechanism names would come back from that
-    second query exactly as from the first (every row tagged ""), so it is not run again. A suite
-    that holds everywhere (most runs) costs what it did before the mechanisms; the counts and
-    examples are the same either way. ``runs``: see `collect_violations`."""
+    rules run first on their own, and only the rules with a violating row in a run that a finding
+    applies to AND whose mechanism names them are run again, their rows tagged by those mechanisms
+    (`mechanisms_for`, `tagged_sql`); their entries replace the untagged ones. Any other failing rule
+    would come back from that second query exactly as from the first (every row tagged ""), so it is
+    not run again. A suite that holds everywhere (most runs) costs what it did before the mechanisms;
+    the counts and examples are the same either way. ``runs``: see `collect_violations`;
+    ``applicable``: returns run -> the findings that apply to it (`batch_findings`, asked once per pass
+    by `SuitePass`; None: queried here)."""
     rules = SUITE_RULES[suite]
     plain = collect_violations(spark, SUITE_SQL[suite], rules, runs=runs)
     failing = {rule for rule, per_run in plain.items() if any(entry["count"] for entry in per_run.values())}
     failing &= explained_rules(suite)
     if not failing:
         return plain
-    tagged = collect_violations(spark, tagged_sql(suite, failing), tuple(r for r in rules if r in failing), runs=runs)
+    findings_of = applicable() if applicable is not None else batch_findings(spark)
+    present = {rule: set().union(*(findings_of.get(run, ()) for run, entry in plain[rule].items() if entry["count"]))
+               for rule in failing}
+    mechanisms = mechanisms_for(suite, present)
+    if not mechanisms:
+        return plain
+    tagged_rules = tuple(r for r in rules if any(r in named for _, named, _ in mechanisms))
+    tagged = collect_violations(spark, tagged_sql(suite, mechanisms), tagged_rules, runs=runs)
     return {**plain, **tagged}
 
 
@@ -190,6 +219,12 @@ def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str 
 def batch_runs(spark, batch_view: str = BATCH_VIEW) -> list[str]:
     """The run ids of the batch (the run table's view): every rule gets an entry for each."""
     return sorted(row[0] for row in spark.sql(f"SELECT DISTINCT run_id FROM {batch_view}").collect())
+
+
+def batch_findings(spark, batch_view: str = BATCH_VIEW) -> dict[Any, frozenset[str]]:
+    """Run id -> the findings that apply to it (the run table's ``findings``; none where it is NULL)."""
+    rows = spark.sql(f"SELECT run_id, findings FROM {batch_view}").collect()
+    return {row[0]: frozenset(filter(None, (row[1] or "").split(","))) for row in rows}
 
 
 def collect_violations(spark, combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW,
@@ -235,26 +270,37 @@ class SuitePass:
     the values GX judges are the same as one at a time; a job that raises raises in its own suite's
     metric only (that suite is unknown). ``workers`` 1 computes each suite when GX asks. A big pass
     (`regionchaos.validate.suite_workers`) runs two at once: one job alone left a core idle a sixth
-    of the time."""
+    of the time. The findings that apply to each run (`batch_findings`) are asked once, by the first
+    suite with a failing rule a mechanism names."""
 
     def __init__(self, workers: int):
         self.workers = max(1, int(workers))
         self.pool: ThreadPoolExecutor | None = None
         self.jobs: dict[str, Future] = {}
         self.runs: Runs = None  # the batch's run ids (`batch_runs`), once per pass
+        self._findings: dict | None = None  # run -> the findings that apply to it (`batch_findings`), once per pass
+        self._findings_lock = threading.Lock()
+
+    def applicable(self, spark) -> dict:
+        with self._findings_lock:
+            if self._findings is None:
+                self._findings = batch_findings(spark)
+            return self._findings
 
     def violations(self, spark, suite: str, register_batch) -> dict:
+        applicable = partial(self.applicable, spark)
         if self.workers == 1:
             register_batch()
             self.runs = batch_runs(spark) if self.runs is None else self.runs
-            return suite_violations(spark, suite, self.runs)
+            return suite_violations(spark, suite, self.runs, applicable)
         if self.pool is None:  # the first suite GX asks for: the batch view once, then the jobs
             register_batch()
             self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="regionchaos-suite")
             self.runs = self.pool.submit(batch_runs, spark)  # first in the queue: no suite's job waits on a job not started
-            self.jobs = {name: self.pool.submit(suite_violations, spark, name, self.runs) for name in SUITE_SQL}
+            self.jobs = {name: self.pool.submit(suite_violations, spark, name, self.runs, applicable)
+                         for name in SUITE_SQL}
         job = self.jobs.get(suite)
-        return job.result() if job is not None else suite_violations(spark, suite, self.runs)
+        return job.result() if job is not None else suite_violations(spark, suite, self.runs, applicable)
 
     def close(self) -> None:
         if self.pool is not None:

@@ -30,11 +30,13 @@ the rule. Where a finding's mechanism cannot be told apart from the rule's own v
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Callable
+from functools import lru_cache
+from typing import Any, Callable
 
 from .run.verdict import NOT_APPLICABLE
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError, from_dict
 
 
 def _unique_invariants(rules) -> tuple[str, ...]:
@@ -162,6 +164,32 @@ def applicable(scenario: Scenario) -> list[Finding]:
     if scenario.backend != "emulation":
         return []
     return [f for f in FINDINGS if f.applies(scenario)]
+
+
+def applicable_ids(scenario_doc: Any) -> str:
+    """The ids of the findings that apply to a run (`applicable`), joined by commas in `FINDINGS`' order, from
+    the ``scenario`` document its scenario.json records: the run table's ``findings`` column. A violating row is
+    tagged only with the findings that apply to its run (expectations/custom.py), so a run's tags do not depend on
+    the runs judged beside it, and a pass runs no mechanism of a finding that applies to none of its violating
+    runs. "" when none applies, or when the document is not a scenario (a tampered scenario.json): then no row is
+    tagged, and `meets_expectation`, which reads the run's own Scenario, excuses nothing. The seed decides no
+    finding, so the swarm's seeds of one scenario share one parse (cached)."""
+    if not isinstance(scenario_doc, dict):
+        return ""
+    try:
+        text = json.dumps({k: v for k, v in scenario_doc.items() if k != "seed"}, sort_keys=True)
+    except (TypeError, ValueError):
+        return ""
+    return _applicable_ids(text)
+
+
+@lru_cache(maxsize=256)
+def _applicable_ids(text: str) -> str:
+    try:
+        scenario = from_dict(json.loads(text))
+    except (ScenarioError, TypeError, ValueError):
+        return ""
+    return ",".join(f.id for f in applicable(scenario))
 
 
 def allowed_rules(scenario: Scenario) -> set[str]:

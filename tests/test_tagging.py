@@ -4,7 +4,9 @@ In:  a registered suite whose mechanisms name some of its rules; `collect_violat
      recorder that answers like Spark would (the rule's rows, every one tagged "" without mechanisms).
 Out: only the failing rules some mechanism names are queried again, and their entries replace the plain
      ones; a failing rule no mechanism names keeps its plain entry; a suite whose failing rules no
-     mechanism names is one query. Pure logic (the real queries run in every GX pass of the suite).
+     mechanism names is one query; a mechanism runs only for the rules it names that fail in a run its
+     finding applies to (the run table's ``findings``, given here as ``applicable``). Pure logic (the real
+     queries run in every GX pass of the suite; tests/test_tag_applicable.py runs them on Spark).
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from expectations import custom
 
 SUITE = "a_suite"
 RULES = ("named_rule", "unnamed_rule", "holding_rule")
+F9_APPLIES = {"run-1": frozenset({"F1", "F9"})}  # run -> the findings that apply to it
+
+
+def applies(findings: dict = F9_APPLIES):
+    return lambda: findings
 
 
 @pytest.fixture
@@ -41,7 +48,7 @@ def recorder(monkeypatch):
 def test_only_failing_rules_a_mechanism_names_are_tagged(recorder):
     calls, failing = recorder
     failing.update({"named_rule", "unnamed_rule"})
-    out = custom.suite_violations(None, SUITE, ["run-1"])
+    out = custom.suite_violations(None, SUITE, ["run-1"], applies())
     assert [rules for _, rules in calls] == [RULES, ("named_rule",)]
     assert "mechanism" in calls[1][0] and "unnamed_rule" not in calls[1][0]
     assert out["named_rule"]["run-1"]["explained"] == {"F9": 1}  # the tagged entry replaced the plain one
@@ -52,13 +59,36 @@ def test_only_failing_rules_a_mechanism_names_are_tagged(recorder):
 def test_a_suite_whose_failing_rules_no_mechanism_names_is_one_query(recorder):
     calls, failing = recorder
     failing.add("unnamed_rule")
-    out = custom.suite_violations(None, SUITE, ["run-1"])
+    out = custom.suite_violations(None, SUITE, ["run-1"], applies())
     assert [rules for _, rules in calls] == [RULES]
     assert out["unnamed_rule"]["run-1"] == {"count": 1, "examples": [], "explained": {"": 1}}
 
 
 def test_a_suite_that_holds_is_one_query(recorder):
     calls, _ = recorder
-    custom.suite_violations(None, SUITE, ["run-1"])
+    custom.suite_violations(None, SUITE, ["run-1"], applies())
     assert len(calls) == 1
+
+
+def test_a_mechanism_runs_only_where_its_finding_applies(recorder):
+    """F9 names the failing rule, but applies to no run that violates it: no second query, the plain
+    entry stays (nothing could excuse the rows: `findings.meets_expectation` reads only applicable findings)."""
+    calls, failing = recorder
+    failing.add("named_rule")
+    out = custom.suite_violations(None, SUITE, ["run-1"], applies({"run-1": frozenset({"F1"})}))
+    assert [rules for _, rules in calls] == [RULES]
+    assert out["named_rule"]["run-1"]["explained"] == {"": 1}
+    calls.clear()
+    custom.suite_violations(None, SUITE, ["run-1"], applies())  # where it applies, the rule is tagged
+    assert [rules for _, rules in calls] == [RULES, ("named_rule",)]
+
+
+def test_the_mechanisms_a_tagging_query_runs():
+    """Per finding, the rules it names that fail in some run it applies to; none: no mechanism."""
+    mechanisms = [("F1", ("a", "b"), "SQL1"), ("F7", ("a",), "SQL7")]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(custom.SUITE_MECHANISMS, SUITE, mechanisms)
+        assert custom.mechanisms_for(SUITE, {"a": {"F1"}, "b": {"F1", "F7"}}) == [("F1", ("a", "b"), "SQL1")]
+        assert custom.mechanisms_for(SUITE, {"a": {"F1", "F7"}}) == [("F1", ("a",), "SQL1"), ("F7", ("a",), "SQL7")]
+        assert custom.mechanisms_for(SUITE, {"b": {"F7"}, "a": set()}) == []
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..findings import applicable_ids
 from ..gcpause import paused
 from ..history import Kind
 from ..jsonform import dumps_str as _j  # the one JSON form of an element or list (compact, sorted keys)
@@ -218,7 +219,8 @@ def _chains(meta: dict[int, dict]) -> tuple[dict, dict, dict]:
 
 
 def _run_row(table: _Cols, art: RunArtifacts, first: dict, heal_attempt: int | None) -> None:
-    """The run's one row: its settings as recorded in scenario.json, and how far it got."""
+    """The run's one row: its settings as recorded in scenario.json, the findings that apply to them
+    (`findings.applicable_ids`), and how far it got."""
     sc = art.scenario_doc.get("scenario", {})
     topo, work, flink = sc.get("topology", {}), sc.get("workload", {}), sc.get("flink", {})
     faults = sc.get("faults", {})
@@ -247,6 +249,7 @@ def _run_row(table: _Cols, art: RunArtifacts, first: dict, heal_attempt: int | N
         timeout_ms=int(flink.get("execution.checkpointing.timeout", 600_000)),
         region_timeout_ms=flink.get("execution.checkpointing.region.timeout"),
         semantics=flink.get("execution.checkpointing.region.semantics", "flip"),
+        findings=applicable_ids(sc),  # the findings whose mechanisms may tag its violating rows
     )
 
 

@@ -23,7 +23,8 @@ SCHEMAS: dict[str, str] = {
         "coordinator_fallback boolean, partitioning string, exchange string, file_merging boolean, "
         "initial_parallelism int, first_checkpoint_id bigint, fault_attempts int, heal_attempt int, "
         "started boolean, run_finished boolean, job_finished boolean, job_not_finished boolean, "
-        "history_events int, history_files int, timeout_ms bigint, region_timeout_ms bigint, semantics string"
+        "history_events int, history_files int, timeout_ms bigint, region_timeout_ms bigint, semantics string, "
+        "findings string"
     ),
     "checkpoints": (
         "run_id string, checkpoint_id bigint, attempt int, trigger_seq bigint, decided_seq bigint, "

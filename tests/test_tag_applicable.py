@@ -1,0 +1,66 @@
+"""A violating row is tagged only with the findings that apply to its run, on Spark.
+
+In:  `SEED`, a `smoke` swarm seed (FLIP semantics: only F1 applies) that fails flip_bounds' two rules through
+     F1's mechanism, where F7's mechanism (a finding about the PR's semantics) matches the same rows; its rows
+     judged in one pass twice, under its own run id and under a second one whose run row says F7 applies too
+     (as a PR run's would).
+Out: the run table's ``findings`` is what `findings.applicable_ids` gives for the seed's scenario; the seed's
+     rows are tagged "F1" only, the copy's "F1,F7", with the same counts; the seed is as the smoke scenario
+     expects (F1 excuses its rows). Before the ``findings`` column, both got "F1,F7": a run's tags named a
+     finding that could not apply to it, and depended on nothing of the run.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from regionchaos.findings import applicable_ids, meets_expectation, outcome
+from regionchaos.scenario import catalogue, from_dict
+from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, judge_rows
+from regionchaos.tables import column_names
+
+pytestmark = pytest.mark.spark
+
+SEED = 63  # found on the 33rd session's 3,000 smoke swarm seeds: 25 seeds had rows tagged F1,F7
+BOUNDS = ("consecutive_regional_within_bound", "ref_chain_depth_within_bound")
+AS_PR = "tags-as-if-f7-applied"
+
+
+@pytest.fixture(scope="module")
+def judged(spark, s3_server):
+    data = yaml.safe_load(catalogue()["smoke"].read_text())
+    ctx = SwarmContext("smoke", data, dict(SWARM_OVERRIDES), None, s3_server.config, "swarms/tag-applicable/", {})
+    record, rows = emulate_seed(ctx, SEED)
+    assert rows is not None, record.get("error")
+    at = column_names("run").index("findings")
+    copy = {name: [(AS_PR, *row[1:]) for row in table] for name, table in rows.items()}
+    copy["run"] = [tuple("F1,F7" if i == at else v for i, v in enumerate(row)) for row in copy["run"]]
+    both = {name: rows[name] + copy[name] for name in rows}
+    results = judge_rows(spark, both, [record, {**record, "run_id": AS_PR}])
+    return data, record, rows["run"][0][at], results
+
+
+def flip_bounds_tags(result: dict) -> dict[str, dict[str, int]]:
+    [check] = [c for c in result["checks"] if c["name"] == "flip_bounds"]
+    return {rule: dict(check["explained"][rule]) for rule in BOUNDS}
+
+
+def test_the_run_row_names_the_findings_that_apply(judged):
+    data, _, findings, _ = judged
+    scenario = from_dict(data, {**SWARM_OVERRIDES, "seed": SEED})
+    assert findings == applicable_ids(scenario.to_dict()) == "F1"
+
+
+def test_the_rows_name_only_the_findings_that_apply_to_their_run(judged):
+    data, record, _, results = judged
+    own, as_pr = flip_bounds_tags(results[record["run_id"]]), flip_bounds_tags(results[AS_PR])
+    for rule in BOUNDS:
+        assert own[rule] and set(own[rule]) == {"F1"}, own  # F7 matches these rows, but does not apply here
+        assert "F1,F7" in as_pr[rule], as_pr  # the same rows, where the run row says F7 applies
+        assert sum(as_pr[rule].values()) == sum(own[rule].values())
+    shows = outcome(results[record["run_id"]]["checks"])
+    scenario = from_dict(data, {**SWARM_OVERRIDES, "seed": SEED})
+    assert meets_expectation(scenario, results[record["run_id"]]["verdict"], shows["failed"], shows["unknown"],
+                             failed_rules=shows["failed_rules"], explained=shows["explained"],
+                             must_show=False) == (True, "")
