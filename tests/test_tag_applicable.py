@@ -4,7 +4,7 @@ In:  `SEED`, a `smoke` swarm seed (FLIP semantics: only F1 applies) that fails f
      F1's mechanism, where F7's mechanism (a finding about the PR's semantics) matches the same rows; its rows
      judged in one pass twice, under its own run id and under a second one whose run row says F7 applies too
      (as a PR run's would).
-Out: the run table's ``findings`` is what `findings.applicable_ids` gives for the seed's scenario; the seed's
+Out: the run table's ``findings`` names the findings that apply to the seed's Scenario; the seed's
      rows are tagged "F1" only, the copy's "F1,F7", with the same counts; the seed is as the smoke scenario
      expects (F1 excuses its rows). Before the ``findings`` column, both got "F1,F7": a run's tags named a
      finding that could not apply to it, and depended on nothing of the run.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from regionchaos.findings import applicable_ids, meets_expectation, outcome
+from regionchaos.findings import applicable, applicable_ids, meets_expectation, outcome
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, judge_rows
 from regionchaos.tables import column_names
@@ -47,9 +47,11 @@ def flip_bounds_tags(result: dict) -> dict[str, dict[str, int]]:
 
 
 def test_the_run_row_names_the_findings_that_apply(judged):
+    """The row, built from the seed's scenario.json, names what `meets_expectation` reads from its Scenario."""
     data, _, findings, _ = judged
     scenario = from_dict(data, {**SWARM_OVERRIDES, "seed": SEED})
-    assert findings == applicable_ids(scenario.to_dict()) == "F1"
+    assert findings == ",".join(f.id for f in applicable(scenario)) == "F1"
+    assert applicable_ids({"not": "a scenario"}) == applicable_ids(None) == ""
 
 
 def test_the_rows_name_only_the_findings_that_apply_to_their_run(judged):
