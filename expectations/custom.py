@@ -94,7 +94,10 @@ def _strip(sql: str) -> str:
     return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip().rstrip(";")
 
 
-def with_mechanisms(combined_sql: str, mechanisms: list[tuple[str, tuple[str, ...], str]]) -> str:
+Mechanisms = list[tuple[str, tuple[str, ...], str]]  # [(finding, the rules it is run for, its sql)]
+
+
+def with_mechanisms(combined_sql: str, mechanisms: Mechanisms) -> str:
     """The suite's rows, each tagged ``explained_by``: the findings that apply to its run (the run table's
     ``findings``) and whose mechanism query names it."""
     if not mechanisms:
@@ -126,9 +129,6 @@ def register_suite(name: str, combined_sql: str, rules: tuple[str, ...], parts: 
     SUITE_MECHANISMS[name] = load_mechanisms().get(name, [])
 
 
-Mechanisms = list[tuple[str, tuple[str, ...], str]]  # [(finding, the rules it is run for, its sql)]
-
-
 def mechanisms_for(suite: str, present: dict[str, set[str]]) -> Mechanisms:
     """The mechanisms of ``suite`` a tagging query runs: each finding's, for the rules it names that fail in
     some run it applies to (``present``: failing rule -> the findings that apply to some run violating it)."""
@@ -140,10 +140,15 @@ def mechanisms_for(suite: str, present: dict[str, set[str]]) -> Mechanisms:
     return out
 
 
+def mechanism_rules(mechanisms: Mechanisms) -> set[str]:
+    """The rules the ``mechanisms`` are run for."""
+    return {rule for _, named, _ in mechanisms for rule in named}
+
+
 def tagged_sql(suite: str, mechanisms: Mechanisms) -> str:
     """The rules of ``suite`` the ``mechanisms`` are run for (all of them without registered parts), each
     violating row tagged ``explained_by`` by those mechanisms (`with_mechanisms`)."""
-    failing = {r for _, named, _ in mechanisms for r in named}
+    failing = mechanism_rules(mechanisms)
     parts = SUITE_PARTS.get(suite) or {}
     if parts and failing <= set(parts):
         body = "\nUNION ALL\n".join(parts[r] for r in SUITE_RULES[suite] if r in failing)
@@ -181,8 +186,9 @@ def suite_violations(spark, suite: str, runs: Runs = None,
     mechanisms = mechanisms_for(suite, present)
     if not mechanisms:
         return plain
-    tagged_rules = tuple(r for r in rules if any(r in named for _, named, _ in mechanisms))
-    tagged = collect_violations(spark, tagged_sql(suite, mechanisms), tagged_rules, runs=runs)
+    tagged_rules = mechanism_rules(mechanisms)
+    tagged = collect_violations(spark, tagged_sql(suite, mechanisms), tuple(r for r in rules if r in tagged_rules),
+                                runs=runs)
     return {**plain, **tagged}
 
 

@@ -30,11 +30,11 @@ the rule. Where a finding's mechanism cannot be told apart from the rule's own v
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
+from . import jsonform
 from .run.verdict import NOT_APPLICABLE
 from .scenario import Scenario, ScenarioError, from_dict
 
@@ -177,16 +177,16 @@ def applicable_ids(scenario_doc: Any) -> str:
     if not isinstance(scenario_doc, dict):
         return ""
     try:
-        text = json.dumps({k: v for k, v in scenario_doc.items() if k != "seed"}, sort_keys=True)
+        key = jsonform.dumps({k: v for k, v in scenario_doc.items() if k != "seed"})
     except (TypeError, ValueError):
         return ""
-    return _applicable_ids(text)
+    return _applicable_ids(key)
 
 
 @lru_cache(maxsize=256)
-def _applicable_ids(text: str) -> str:
+def _applicable_ids(key: bytes) -> str:
     try:
-        scenario = from_dict(json.loads(text))
+        scenario = from_dict(jsonform.loads(key))
     except (ScenarioError, TypeError, ValueError):
         return ""
     return ",".join(f.id for f in applicable(scenario))
