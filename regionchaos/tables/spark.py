@@ -133,14 +133,26 @@ def arrow_schema(name: str):
     return pa.schema([(col, arrow_type(typ)) for col, typ in _ddl_types(SCHEMAS[name]).items()])
 
 
-def arrow_table(name: str, rows: list[tuple]):
-    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as one
-    Arrow table of its schema; a value of the wrong type raises (no silent coercion)."""
+@functools.cache
+def _arrow_struct(name: str):
+    """`arrow_schema` as one struct type: the type `arrow_table` converts a table's rows to."""
     import pyarrow as pa
 
-    schema = arrow_schema(name)
-    columns = list(zip(*rows)) if rows else [()] * len(schema)
-    return pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, schema)], schema=schema)
+    return pa.struct(list(arrow_schema(name)))
+
+
+def arrow_table(name: str, rows: list[tuple]):
+    """Rows of table ``name`` (tuples in `SCHEMAS` order, as `build_rows` makes them) as one
+    Arrow table of its schema; a value of the wrong type, or a row of another length, raises (no
+    silent coercion).
+
+    The rows go to Arrow in one call, as a struct array of the schema's fields, not column by column:
+    the same values and types, 3-4 times faster on a big table (entries of 300,000 rows: 0.13-0.22 s
+    against 0.50-0.66) and 0.8 ms less a swarm seed (18 small tables: 1.1-1.2 ms against 1.9-2.0),
+    where a column's own conversion cost more than its values (bench/results/probes/README.md)."""
+    import pyarrow as pa
+
+    return pa.Table.from_struct_array(pa.array(rows, type=_arrow_struct(name)))
 
 
 def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = None):
