@@ -1,5 +1,5 @@
 """`tables.arrow_table`: a run's rows become an Arrow table of the table's schema, value for value, and rows
-that do not fit (a value of another type, a row of another length) raise instead of being coerced or cut.
+that do not fit (text in a number column, a row of another length) raise instead of being dropped or cut.
 No Spark, no S3: a swarm seed emulated on an in-memory store."""
 
 from __future__ import annotations
