@@ -27,14 +27,18 @@ def test_pytest_workers_are_the_suite_not_kernel_threads():
     assert kind("[kworker/0:1-events]") == "not the suite: kernel thread [kworker"
 
 
-BURN = """import sys
-s = 0
-for i in range(15_000_000):
-    s += i
-if len(sys.argv) > 1:
+# Each loop burns a fixed amount of CPU time, not a fixed count of steps: a count took 0.29 CPU s on a
+# fast machine (2026-11-28) and over 0.6 on a slow one, so no threshold suited both.
+BURN_CPU_S = 1.0  # the sampler looks every 0.25 s, so a process that ends loses up to that much
+BURN = f"""import sys, time
+until = time.process_time() + {BURN_CPU_S}
+while time.process_time() < until:
+    pass
+""" + """if len(sys.argv) > 1:
     open(sys.argv[1], "w").write("done")
 """
-TESTS = '''
+TESTS = f'''
+BURN_CPU_S = {BURN_CPU_S}
 import os, subprocess, sys, time
 from pathlib import Path
 
@@ -54,9 +58,9 @@ def test_sleeps():
     time.sleep(0.5)
 
 def test_burns_here():
-    s = 0
-    for i in range(15_000_000):
-        s += i
+    until = time.process_time() + BURN_CPU_S
+    while time.process_time() < until:
+        pass
 '''
 
 
@@ -74,7 +78,7 @@ def test_each_test_is_charged_the_cpu_of_the_suite_s_processes(tmp_path):
     record = json.loads(out.read_text())
     cpu = {rec["test"].rsplit("::", 1)[1]: rec["cpu_s"] for rec in record["tests"]}
     burn = cpu["test_burns_here"]
-    assert burn > 0.3, record  # a loop in this process
+    assert burn > 0.6 * BURN_CPU_S, record  # a loop in this process
     assert cpu["test_burns_in_a_grandchild"] > 0.6 * burn, record  # the same loop two processes down
     assert cpu["test_burns_in_a_daemon_that_forked_away"] > 0.6 * burn, record  # and in a re-parented daemon
     assert cpu["test_sleeps"] < 0.2 * burn, record  # waiting is not charged
