@@ -827,9 +827,11 @@ def validate_run(spark, store, run_id: str, *, scenario=None, mutant: str | None
                 load(name, all_rows.pop(name))  # each table's tuples go once it is loaded
             del all_rows
             tables, frames, rows = ({n: d[n] for n in order} for d in (tables, frames, rows))  # the tables' order
-            tables_mod.remember_frames(store, frames)
             if sum(rows.values()) >= SMALL_TABLES_ROWS:  # a big run: hand back what building its tables freed,
+                for frame in frames.values():  # (its frames' text first, or it keeps most of that resident)
+                    tables_mod.compact_strings(frame)
                 release_memory()  # before Spark's JVM grows to judge them (regionchaos.gcpause)
+            tables_mod.remember_frames(store, frames)
             walls["tables"] = round(time.perf_counter() - started, 3)
             per_run, timings, result = judge(spark, tables, [run_id], docs_dir=docs_dir, total_rows=sum(rows.values()))
             walls.update(timings)
