@@ -27,8 +27,8 @@ def test_pytest_workers_are_the_suite_not_kernel_threads():
     assert kind("[kworker/0:1-events]") == "not the suite: kernel thread [kworker"
 
 
-# Each loop burns a fixed amount of CPU time, not a fixed count of steps: a count took 0.29 CPU s on a
-# fast machine (2026-11-28) and over 0.6 on a slow one, so no threshold suited both.
+# Each loop burns a fixed amount of CPU time, not a fixed count of steps: 15 M steps took 0.29 CPU s on the
+# fast machine of 2026-11-28, under the 0.3 s floor that slower machines had cleared.
 BURN_CPU_S = 1.0  # the sampler looks every 0.25 s, so a process that ends loses up to that much
 BURN = f"""import sys, time
 until = time.process_time() + {BURN_CPU_S}

@@ -1,9 +1,9 @@
 """The tables as pandas frames, Arrow tables and Spark DataFrames (with Parquet spilling).
 
 In:  a run's rows (`rows.build_rows`), or its artifacts (`artifacts.read_run`), or its store.
-Out: `frame_of` / `build_frames` (pandas), `compact_strings` (a big run's frames, kept while it is judged), `arrow_schema` / `arrow_table` (Arrow),
-     `to_spark` / `rows_to_spark` / `load_tables(spark, store, run_id)` (Spark DataFrames with
-     the declared schema, `SCHEMAS`), `union_tables` (many runs' tables in one set);
+Out: `frame_of` / `build_frames` (pandas), `compact_strings` (a big run's frames, kept while it is judged),
+     `arrow_schema` / `arrow_table` (Arrow), `to_spark` / `rows_to_spark` / `load_tables(spark, store, run_id)`
+     (Spark DataFrames with the declared schema, `SCHEMAS`), `union_tables` (many runs' tables in one set);
      `spill_directory` / `spill_possible`: where big tables go as Parquet files on a local master;
      `warm_up`: the conversion's first, slow time in a fresh JVM, spent on one row per table.
 """
