@@ -35,7 +35,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.swarm import class_archive, run_sampled  # noqa: E402
+from bench.swarm import class_archive, plan_rule, run_sampled  # noqa: E402
 
 GOOD_EXITS = (0, 1)  # valid / invariant violated: the command did its job either way
 
@@ -121,6 +121,7 @@ def markdown(results: dict) -> str:
         f"{results['machine']['platform']}.",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()) + ".",
         f"Spark drivers' class archive (`python -m regionchaos.jvmcds`): {results.get('class_archive') or 'none'}.",
+        f"The judge's plan rule (`regionchaos.sparkrules`): {results.get('plan_rule') or 'none'}.",
         "",
         f"Each benchmark ran {results['repeat']} times, one after another, each in its own process (embedded S3, "
         "local Spark); the table gives medians of the good repetitions. Load averages are the 1-minute load "
@@ -172,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     results = {"command": " ".join([".venv/bin/python bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
                "commit": commit, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-               "versions": versions(), "class_archive": class_archive(), "repeat": args.repeat, "benchmarks": {}}
+               "versions": versions(), "class_archive": class_archive(), "plan_rule": plan_rule(),
+               "repeat": args.repeat, "benchmarks": {}}
     for name in names:
         spec = specs[name]
         runs = []

@@ -66,6 +66,16 @@ def class_archive() -> str | None:
     return str(path) if path else None
 
 
+def plan_rule() -> str | None:
+    """The judge's plan rule a command started now loads (`regionchaos.sparkrules`: built now if missing, as the
+    command would), None without one (no JDK, or switched off): it moves a small pass by a fifth
+    (bench/results/exchanges/README.md)."""
+    from regionchaos import sparkrules
+
+    path = sparkrules.ensure()
+    return str(path) if path else None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=10_000)
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd += ["--mutant", args.mutant]
     if args.partitions:
         cmd += ["--partitions", str(args.partitions)]
-    archive = class_archive()
+    archive, rule = class_archive(), plan_rule()
     out, returncode, wall, peak_mib = run_sampled(cmd)
     result = json.loads(out) if out.strip() else {}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -92,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         "walls": result.get("walls"), "rows": result.get("rows"), "partitions": result.get("partitions"),
         "verdicts": result.get("verdicts"), "failing": [(f["seed"], f["failed"]) for f in result.get("failing", [])],
         "known_findings": len(result.get("known_findings", [])),
-        "class_archive": archive,
+        "class_archive": archive, "plan_rule": rule,
     }
     records = json.loads(args.out_json.read_text()) if args.out_json.exists() else []
     args.out_json.write_text(json.dumps([*records, record], indent=1) + "\n")
