@@ -5,14 +5,14 @@ In:  the Java sources under ``regionchaos/java`` (`SOURCES`), pyspark's jars (th
 Out: `ensure()`: the extension's jar, compiled on first use into ``<venv>/share/regionchaos/`` and reused
      while neither the sources nor pyspark change; None where it cannot be built (no JDK: the reason is
      `last_error`) or is off (``REGIONCHAOS_SPARK_RULES=off``). `session_conf()`: the settings that load a
-     built jar into a session (`regionchaos.spark.spark_conf`). `pass_conf(rows)`: the settings that turn the
-     rule on for one GX pass of fewer than `MAX_ROWS` rows (`regionchaos.validate.tuned_session`), empty
-     where it is off.
+     built jar into a session (`regionchaos.spark.spark_conf`). `pass_conf(spark, rows)`: the settings that
+     turn the rule on for one GX pass of fewer than `MAX_ROWS` rows (`regionchaos.validate.tuned_session`),
+     empty where it is off or the session lacks it.
 
 The rule (``SinglePartitionShuffles.java``): in a small pass every table is one partition and every shuffle
 goes into one partition, yet Spark plans a shuffle above every join whose output is not known to be a
 ``SinglePartition`` (a join's output is a collection of its children's hash partitionings): a deep ``smoke``
-run's pass ran 121 stages of one task each, 29 with the rule (bench/results/exchanges/README.md). After
+run's pass ran 121 stages of one task each, 34 with the rule (bench/results/exchanges/README.md). After
 Spark's ``EnsureRequirements`` the rule drops every shuffle from one partition into one partition (the same
 rows in the same one partition), except a shuffle that occurs twice in a plan, whose output Spark computes
 once and reuses. It acts only where `pass_conf` switched it on, and only with
@@ -47,9 +47,9 @@ SWITCH_ENV = "REGIONCHAOS_SPARK_RULES"  # "off": neither loaded into a session n
 JAVA_RELEASE = "17"  # Spark 4's minimum
 # Above this many rows a pass is faster with the shuffles: each suite's query then runs as one task on one core,
 # where its stages had run side by side. A swarm's cold pass, the rule on against off, alternating
-# (bench/results/exchanges/README.md): 1 seed (1,641 rows) 5.8-6.3 s against 6.5-6.8; 100 seeds (about 170,000
-# rows) 9.1 and 9.5 against 9.3 and 10.6; 250 seeds (425,000) 13.1 and 13.3 against 12.5 and 12.7; 500 seeds
-# (850,000) 17.8 and 18.1 against 16.2 and 16.2.
+# (bench/results/exchanges/README.md): 1 seed (1,641 rows) 5.8-6.3 s against 6.5-6.8; 500 seeds (850,000 rows)
+# 17.8 and 18.1 against 16.2 and 16.2. Before reused shuffles were kept: 100 seeds (about 170,000 rows) 9.1 and
+# 9.5 against 9.3 and 10.6; 250 seeds (425,000) 13.1 and 13.3 against 12.5 and 12.7.
 MAX_ROWS = 200_000
 last_error: str | None = None  # why the last `ensure` built nothing (None: it built, found, or was off)
 
@@ -133,10 +133,16 @@ def session_conf(jar: Path | None) -> dict[str, str]:
     return {"spark.jars": str(jar), "spark.sql.extensions": EXTENSION_CLASS}
 
 
-def pass_conf(total_rows: int) -> dict[str, str]:
-    """The settings of a pass over ``total_rows`` rows that turn the rule on: below `MAX_ROWS`, and only where
-    `regionchaos.validate.tuned_session` makes a small pass (a session without the extension ignores them)."""
-    if not enabled() or total_rows >= MAX_ROWS:
+def loaded(spark) -> bool:
+    """Does ``spark`` have the extension (its session was started with `session_conf`)?"""
+    return EXTENSION_CLASS in (spark.conf.get("spark.sql.extensions", None) or "")
+
+
+def pass_conf(spark, total_rows: int) -> dict[str, str]:
+    """The settings of a pass over ``total_rows`` rows that turn the rule on: below `MAX_ROWS`, in a session
+    that has it (`loaded`), and only where `regionchaos.validate.tuned_session` makes a small pass. Elsewhere
+    none: a session without the rule keeps Spark's union output partitioning too."""
+    if not enabled() or total_rows >= MAX_ROWS or not loaded(spark):
         return {}
     return {ENABLED_KEY: "true", "spark.sql.unionOutputPartitioning": "false"}
 

@@ -25,7 +25,7 @@ SELECT k, s, row_number() OVER (PARTITION BY k ORDER BY s) AS rn, count(*) OVER 
 
 @pytest.fixture
 def rule_views(spark):
-    if sparkrules.EXTENSION_CLASS not in (spark.conf.get("spark.sql.extensions", None) or ""):
+    if not sparkrules.loaded(spark):
         pytest.skip(f"the session has no plan rule: {sparkrules.last_error or 'switched off'}")
     spark.range(0, 40).selectExpr("id % 7 AS k", "id AS v").coalesce(1).createOrReplaceTempView("rt_a")
     spark.range(0, 30).selectExpr("id % 5 AS k", "id AS w").coalesce(1).createOrReplaceTempView("rt_b")
@@ -125,17 +125,25 @@ def test_a_shuffle_spark_reuses_is_kept(rule_views):
     assert rows == rows_off
 
 
-def test_the_rule_is_on_only_below_max_rows():
-    assert sparkrules.pass_conf(sparkrules.MAX_ROWS - 1) == {sparkrules.ENABLED_KEY: "true",
-                                                              "spark.sql.unionOutputPartitioning": "false"}
-    assert sparkrules.pass_conf(sparkrules.MAX_ROWS) == {}
+def test_the_rule_is_on_only_below_max_rows_in_a_session_that_has_it(rule_views):
+    assert sparkrules.pass_conf(rule_views, sparkrules.MAX_ROWS - 1) == {
+        sparkrules.ENABLED_KEY: "true", "spark.sql.unionOutputPartitioning": "false"}
+    assert sparkrules.pass_conf(rule_views, sparkrules.MAX_ROWS) == {}
+
+    class Without:  # a session started without the extension: Spark's settings left as they are
+        class conf:
+            @staticmethod
+            def get(key, default=None):
+                return default
+
+    assert sparkrules.pass_conf(Without, 10) == {}
 
 
 def test_switched_off_nothing_is_loaded_or_set(monkeypatch):
     monkeypatch.setenv(sparkrules.SWITCH_ENV, "off")
     assert sparkrules.built() is None
     assert sparkrules.ensure() is None and sparkrules.last_error is None
-    assert sparkrules.pass_conf(0) == {}
+    assert sparkrules.pass_conf(None, 0) == {}  # off: the session is not even asked
     assert "spark.sql.extensions" not in validate_conf_keys()
 
 
