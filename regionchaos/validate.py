@@ -296,6 +296,13 @@ def tuned_session(spark, total_rows: int):
     else:
         conf.update({"spark.sql.autoBroadcastJoinThreshold": "-1",
                      "spark.sql.adaptive.autoBroadcastJoinThreshold": BIG_PASS_BROADCAST_BYTES})
+    with session_settings(spark, conf):
+        yield
+
+
+@contextmanager
+def session_settings(spark, conf: dict[str, str]):
+    """``conf`` set on the session for the block, each key restored afterwards (unset where it was unset)."""
     old = {key: spark.conf.get(key, None) for key in conf}
     for key, value in conf.items():
         spark.conf.set(key, value)

@@ -4,7 +4,6 @@ regionchaos/java/SinglePartitionShuffles.java), the same results, and only where
 from __future__ import annotations
 
 import zipfile
-from contextlib import contextmanager
 
 import pytest
 
@@ -35,16 +34,7 @@ def rule_views(spark):
         spark.catalog.dropTempView(name)
 
 
-@contextmanager
-def settings(spark, conf: dict[str, str]):
-    old = {key: spark.conf.get(key, None) for key in conf}
-    for key, value in conf.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+settings = validate.session_settings
 
 
 def plan_and_rows(spark) -> tuple[int, list[tuple]]:
