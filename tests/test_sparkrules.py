@@ -10,7 +10,7 @@ import pytest
 from regionchaos import sparkrules, validate
 from regionchaos.storage import ObjectStore
 
-# Two unions' children, each an aggregate over a join of joins, so both end in a shuffle by key k; then a
+# A union's two children, each an aggregate over a join of joins, so both end in a shuffle by key k; then a
 # window by k over their union. With Spark's union output partitioning on, the union reports the children's
 # partitioning and the window is planned without a shuffle above it: there the rule must not act (dropping the
 # shuffles below would make the union two partitions at run time, and each k's two rows would be counted apart).
