@@ -111,7 +111,7 @@ def ensure() -> Path | None:
             classes, partial = Path(work) / "classes", Path(work) / target.name
             for argv in ([javac, "--release", JAVA_RELEASE, "-nowarn", "-d", str(classes), "-cp", classpath,
                           *map(str, sources())], [jar, "cf", str(partial), "-C", str(classes), "."]):
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
                 if done.returncode != 0:
                     last_error = f"{Path(argv[0]).name} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}"
                     return None
