@@ -32,13 +32,12 @@ Where the jar cannot be built the judge runs as before, with the shuffles (the s
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from .javabuild import BuildFailed, compile_jar, find_tool, sources_digest
 
 SOURCES = Path(__file__).resolve().parent / "java"
 EXTENSION_CLASS = "regionchaos.spark.SinglePartitionShuffles"
@@ -58,18 +57,12 @@ def enabled() -> bool:
     return os.environ.get(SWITCH_ENV, "on") != "off"
 
 
-def sources() -> list[Path]:
-    return sorted(SOURCES.glob("*.java"))
-
-
 def jar_path() -> Path:
     """``<venv>/share/regionchaos/spark-rules-<pyspark version>-<sources' digest>.jar``."""
     import pyspark
 
-    digest = hashlib.sha256(pyspark.__version__.encode())
-    for source in sources():
-        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
-    return Path(sys.prefix) / "share" / "regionchaos" / f"spark-rules-{pyspark.__version__}-{digest.hexdigest()[:16]}.jar"
+    digest = sources_digest(SOURCES, pyspark.__version__)
+    return Path(sys.prefix) / "share" / "regionchaos" / f"spark-rules-{pyspark.__version__}-{digest}.jar"
 
 
 def built() -> Path | None:
@@ -80,17 +73,10 @@ def built() -> Path | None:
     return path if path.is_file() else None
 
 
-def _tool(name: str) -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / name).is_file():
-        return str(Path(home) / "bin" / name)
-    return shutil.which(name)
-
-
 def ensure() -> Path | None:
-    """`built()`, compiling the jar first when it is missing (about 1.5 s, once per venv and source change).
-    Written under a temporary name and renamed: concurrent builders leave one whole jar. None, with the reason
-    in `last_error`, where there is no JDK or the compile fails; the judge then plans the shuffles as Spark does."""
+    """`built()`, compiling the jar first when it is missing (about 1.5 s, once per venv and source change;
+    `regionchaos.javabuild`), and removing earlier sources' builds. None, with the reason in `last_error`, where
+    there is no JDK or the build fails; the judge then plans the shuffles as Spark does."""
     global last_error
     last_error = None
     if not enabled():
@@ -98,7 +84,7 @@ def ensure() -> Path | None:
     target = jar_path()
     if target.is_file():
         return target
-    javac, jar = _tool("javac"), _tool("jar")
+    javac, jar = find_tool("javac"), find_tool("jar")
     if javac is None or jar is None:
         last_error = "no javac/jar (a JDK) on JAVA_HOME or PATH"
         return None
@@ -106,19 +92,14 @@ def ensure() -> Path | None:
 
     classpath = str(Path(pyspark.__file__).resolve().parent / "jars" / "*")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".spark-rules-") as work:
-            classes, partial = Path(work) / "classes", Path(work) / target.name
-            for argv in ([javac, "--release", JAVA_RELEASE, "-nowarn", "-d", str(classes), "-cp", classpath,
-                          *map(str, sources())], [jar, "cf", str(partial), "-C", str(classes), "."]):
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-                if done.returncode != 0:
-                    last_error = f"{Path(argv[0]).name} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}"
-                    return None
-            os.replace(partial, target)
+        compile_jar(target, javac=javac, jar=jar, root=SOURCES, classpath=classpath, release=JAVA_RELEASE,
+                    timeout=120)
         for stale in target.parent.glob(f"{target.name.rsplit('-', 1)[0]}-*.jar"):  # earlier sources' builds
             if stale != target:
                 stale.unlink(missing_ok=True)
+    except BuildFailed as exc:
+        last_error = str(exc)[:600]
+        return None
     except (OSError, subprocess.SubprocessError) as exc:  # a read-only venv, a javac that hangs
         last_error = f"cannot build {target}: {type(exc).__name__}: {exc}"
         return None

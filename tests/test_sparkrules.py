@@ -8,6 +8,7 @@ import zipfile
 import pytest
 
 from regionchaos import sparkrules, validate
+from regionchaos.javabuild import find_tool
 from regionchaos.storage import ObjectStore
 
 # A union's two children, each an aggregate over a join of joins, so both end in a shuffle by key k; then a
@@ -166,7 +167,7 @@ def test_without_a_jdk_nothing_is_built_and_the_reason_is_kept(monkeypatch, tmp_
 
 
 def test_ensure_compiles_the_extension_into_place(monkeypatch, tmp_path):
-    if sparkrules._tool("javac") is None:
+    if find_tool("javac") is None:
         pytest.skip("no javac here")
     target = tmp_path / "share" / "spark-rules-4.1.3-new.jar"
     target.parent.mkdir()
@@ -181,7 +182,7 @@ def test_ensure_compiles_the_extension_into_place(monkeypatch, tmp_path):
 
 
 def test_a_compile_error_is_reported_not_raised(monkeypatch, tmp_path):
-    if sparkrules._tool("javac") is None:
+    if find_tool("javac") is None:
         pytest.skip("no javac here")
     source = tmp_path / "src"
     source.mkdir()
@@ -189,12 +190,12 @@ def test_a_compile_error_is_reported_not_raised(monkeypatch, tmp_path):
     monkeypatch.setattr(sparkrules, "SOURCES", source)
     monkeypatch.setattr(sparkrules, "jar_path", lambda: tmp_path / "share" / "rules.jar")
     assert sparkrules.ensure() is None
-    assert sparkrules.last_error.startswith("javac exited")
+    assert sparkrules.last_error.startswith("javac failed (exit")
     assert not (tmp_path / "share" / "rules.jar").exists()
 
 
 def test_a_folder_that_cannot_be_written_is_reported_not_raised(monkeypatch, tmp_path):
-    if sparkrules._tool("javac") is None:
+    if find_tool("javac") is None:
         pytest.skip("no javac here")
     blocker = tmp_path / "share"
     blocker.write_text("a file where the folder should be")

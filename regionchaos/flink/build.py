@@ -11,14 +11,12 @@ Out: the path of ``CACHE/VERSION-HASH/regionchaos-flink.jar`` holding `JOB_CLASS
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 from regionchaos.flink.dist import REPO_ROOT, FlinkDist
+from regionchaos.javabuild import BuildFailed, compile_jar, sources_digest  # noqa: F401  (job_jar raises BuildFailed)
 
 SOURCES = REPO_ROOT / "flink" / "java"
 JOB_CLASS = "regionchaos.flink.CounterJob"
@@ -27,46 +25,23 @@ JAR_NAME = "regionchaos-flink.jar"
 JAVA_RELEASE = "11"  # the oldest Java Flink 2.x runs on
 
 
-class BuildFailed(RuntimeError):
-    """javac or jar failed: the message carries their output."""
-
-
 def cache_root() -> Path:
     return Path(os.environ.get("REGIONCHAOS_FLINK_CACHE") or REPO_ROOT / ".flink" / "cache")
 
 
-def java_sources(root: Path = SOURCES) -> list[Path]:
-    return sorted(root.rglob("*.java"))
-
-
 def sources_hash(version: str, root: Path = SOURCES) -> str:
     """A digest of every source's relative path and bytes, and the Flink version compiled against."""
-    digest = hashlib.sha256(version.encode())
-    for source in java_sources(root):
-        digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+    return sources_digest(root, version)
 
 
 def job_jar(dist: FlinkDist, root: Path = SOURCES) -> Path:
-    """The cached jar for these sources and this distribution, compiled now if missing."""
+    """The cached jar for these sources and this distribution, compiled now if missing (`BuildFailed`: javac's
+    message; nothing half-built stays in the cache)."""
     target = cache_root() / f"{dist.version}-{sources_hash(dist.version, root)}" / JAR_NAME
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        classes = Path(work) / "classes"
-        _run([dist.javac, "--release", JAVA_RELEASE, "-nowarn", "-d", str(classes),
-              "-cp", dist.classpath(), *map(str, java_sources(root))], "javac")
-        built = Path(work) / JAR_NAME
-        _run([dist.jar, "cf", str(built), "-C", str(classes), "."], "jar")
-        os.replace(built, target)  # atomic: a concurrent build just replaces an equal jar
-    return target
-
-
-def _run(argv: list[str], what: str) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise BuildFailed(f"{what} failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()}")
+    return compile_jar(target, javac=dist.javac, jar=dist.jar, root=root, classpath=dist.classpath(),
+                       release=JAVA_RELEASE)
 
 
 def clear_cache() -> None:

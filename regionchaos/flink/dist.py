@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from regionchaos.javabuild import find_tool
 
 PINNED_VERSION = "2.3.0"  # scripts/setup.sh installs this one (FLINK_VERSION there)
 MIN_JAVA = 11  # Flink 2.x runs on Java 11, 17, 21
@@ -94,12 +95,8 @@ def regional_checkpoints(home: Path) -> bool:
 
 
 def java_tool(name: str, env: Mapping[str, str] = os.environ) -> str:
-    """JAVA_HOME/bin/NAME when JAVA_HOME is set and has it, else NAME on PATH."""
-    if env.get("JAVA_HOME"):
-        candidate = Path(env["JAVA_HOME"]) / "bin" / name
-        if candidate.is_file():
-            return str(candidate)
-    found = shutil.which(name)
+    """JAVA_HOME/bin/NAME when JAVA_HOME is set and has it, else NAME on PATH (`javabuild.find_tool`)."""
+    found = find_tool(name, env)
     if not found:
         raise FlinkNotInstalled(f"`{name}` not found on PATH (a JDK {MIN_JAVA}+ is needed: javac and jar "
                                 "compile the job, java runs the cluster)")
