@@ -87,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Build the Spark driver's class-data-sharing archive (one smoke run).")
     parser.add_argument("--if-missing", action="store_true", help="do nothing when the archive exists")
     args = parser.parse_args(argv)
-    return 0 if build(if_missing=args.if_missing) else 1
+    from .run.verdict import ExitCode  # here: importing this module stays cheap (regionchaos.spark imports it)
+
+    # a failed build is an infrastructure error (3), not a judged run's "invariant violated" (1)
+    return ExitCode.VALID if build(if_missing=args.if_missing) else ExitCode.UNKNOWN
 
 
 if __name__ == "__main__":

@@ -133,12 +133,14 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Compile the judge's Spark plan rule (regionchaos/java) into "
                                                  "the venv, if it is not there yet.")
     parser.parse_args(argv)
+    from .run.verdict import ExitCode  # here: importing this module stays cheap (regionchaos.spark imports it)
+
     path = ensure()
     if path is None:
         print(f"no Spark plan rule: {last_error or f'{SWITCH_ENV}=off'}; the judge runs without it", file=sys.stderr)
-        return 1
+        return ExitCode.UNKNOWN  # an infrastructure error, not a judged run's "invariant violated"
     print(path)
-    return 0
+    return ExitCode.VALID
 
 
 if __name__ == "__main__":

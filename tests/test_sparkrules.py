@@ -202,3 +202,9 @@ def test_a_folder_that_cannot_be_written_is_reported_not_raised(monkeypatch, tmp
     monkeypatch.setattr(sparkrules, "jar_path", lambda: blocker / "rules.jar")
     assert sparkrules.ensure() is None
     assert sparkrules.last_error.startswith(f"cannot build {blocker / 'rules.jar'}")
+
+
+def test_the_set_up_command_exits_unknown_not_invalid_when_it_cannot_build(monkeypatch, capsys):
+    monkeypatch.setenv(sparkrules.SWITCH_ENV, "off")
+    assert sparkrules.main([]) == 3  # an infrastructure error, never "invariant violated"
+    assert "no Spark plan rule" in capsys.readouterr().err
