@@ -135,10 +135,10 @@ def test_switched_off_nothing_is_loaded_or_set(monkeypatch):
     assert sparkrules.built() is None
     assert sparkrules.ensure() is None and sparkrules.last_error is None
     assert sparkrules.pass_conf(None, 0) == {}  # off: the session is not even asked
-    assert "spark.sql.extensions" not in validate_conf_keys()
+    assert "spark.sql.extensions" not in spark_conf_keys()
 
 
-def validate_conf_keys() -> set[str]:
+def spark_conf_keys() -> set[str]:
     from regionchaos.spark import spark_conf
 
     return set(spark_conf("t", "local[2]"))
