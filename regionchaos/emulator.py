@@ -21,21 +21,19 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import history
+from .checkpointing import Checkpointing
 from .failover import Failover
 from .history import Kind
+from .interleavings import INTERLEAVINGS
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
-from .protocol.coordinator import (
-    ABORTED,
-    CheckpointCoordinator,
-    CheckpointOutcome,
-    CoordinatorSettings,
-)
+from .protocol.coordinator import CheckpointCoordinator, CheckpointOutcome, CoordinatorSettings
 from .protocol.enumerator import SplitEnumerator
+from .protocol.rules import UNCOUNTED
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
 from .scenario import Partitioning, Scenario
-from .task_side import notify, respond
+from .timeline import Timeline
 from .workload.dataflow import OPERATOR_MODES, PROCESS, PROCESS_OPERATORS, SOURCE, SOURCE_OPERATORS, Dataflow
 
 MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
@@ -113,11 +111,21 @@ class Emulation:
         self.batch = Batch(index=0)
         self.stats = {"triggered": 0, "global": 0, "regional": 0, "aborted": 0, "region_failovers": 0,
                       "global_failovers": 0, "jm_failovers": 0, "rescales": 0, "restores": 0,
-                      "records_replayed": 0, "records_committed": 0, "finished": False}
+                      "records_replayed": 0, "records_committed": 0, "finished": False,
+                      "interleavings": {kind: 0 for kind in INTERLEAVINGS}}
+        self.clock = Timeline()
         self.flow = Dataflow(scenario, self.stats, self.log, mutant)
         self.failover = Failover(self)
+        self.checkpointing = Checkpointing(self)
         self.attempt = 0
         self.restore_seq = 0
+        self.reported: dict = {}  # task -> the newest checkpoint it was told completed
+        self.finishing: tuple[int, set] | None = None  # the final checkpoint, and the tasks not yet told of it
+        self.faults: dict[int, AttemptFaults] = {}
+        self.trigger_times: list[tuple[int, int]] = []  # (checkpoint id, trigger ms), in trigger order
+        self.waiting: int | None = None  # an attempt whose trigger waits for a checkpoint to end
+        self.deferred: int | None = None  # an attempt whose interval waits for the checkpoint before it to end
+        self.last_end_ms: int | None = None
         self.discovery_plan = self._discovery_plan()
         self.coordinator = self.new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant,
                                                                           semantics=scenario.flink.semantics),
@@ -147,14 +155,22 @@ class Emulation:
 
     def log(self, kind: Kind, **fields) -> dict:
         event = history.event(len(self.events), self.attempt, kind, **fields)
+        event["time_ms"] = self.clock.now_ms
         self.events.append(event)
         self.batch.events.append(event)
         return event
 
+    def interleaving(self, kind: str) -> None:
+        """One more time an interleaving of this kind happened (the swarm's coverage, `INTERLEAVINGS`)."""
+        self.stats["interleavings"][kind] += 1
+
     def assign_splits(self) -> None:
         enum = self.coordinator.enumerator
         running = [sub for sub in range(self.parallelism) if (SOURCE, sub) not in self.coordinator.finished]
-        for sub, new in enum.assign_pending(running).items():
+        assigned = enum.assign_pending(running)
+        if assigned and self.coordinator.pending:
+            self.interleaving("assignment_between_trigger_and_decision")
+        for sub, new in assigned.items():
             for split in new:
                 self.flow.assign(sub, split)
                 self.log(Kind.SPLIT_ASSIGNED, split=split, subtask=sub)
@@ -167,37 +183,12 @@ class Emulation:
                  drawn=self.nemesis.drawn_parameters(), parallelism=self.parallelism,
                  regions=self.coordinator.num_regions, region_enabled=self.settings.region_enabled)
         fault_attempts, heal = self.sc.checkpoints, self.sc.faults.heal_checkpoints
-        limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.flow.length else 0)
-        rescales = {e.after_checkpoint: e.parallelism for e in self.sc.rescale}
-        while self.attempt < limit and not self.stats["finished"]:
-            healing = self.attempt >= fault_attempts
-            if self.attempt == fault_attempts:
-                self.log(Kind.HEAL_STARTED)
-            if self.attempt in self.discovery_plan:
-                self.coordinator.enumerator.add_splits(self.discovery_plan[self.attempt])
-                self.log(Kind.SPLITS_DISCOVERED, splits=self.discovery_plan[self.attempt])
-            self.assign_splits()
-            self.flow.advance(self.attempt)
-            tasks = self.coordinator.graph.tasks()
-            faults = self.nemesis.attempt(self.attempt, tasks, self.coordinator.regions,
-                                          self.coordinator.num_regions, self.tms, healing)
-            if self.failover.crash(faults):  # failures in the middle of the interval: restore, replay
-                self.assign_splits()
-                self.flow.advance(self.attempt)
-            self._check_end_of_input()
-            outcome = self._checkpoint(faults)
-            if self.progress:
-                self.progress(self.attempt, limit, outcome)
-            if outcome is None:  # JobManager crashed before the metadata commit
-                self.failover.jobmanager_failover("crash between state upload and metadata commit")
-            else:
-                if outcome.job_failed:  # CheckpointFailureManager: tolerable-failed-checkpoints exceeded
-                    self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
-                if self.attempt in rescales and not self.stats["finished"]:
-                    self.failover.rescale(rescales[self.attempt])
-            self.attempt += 1
-            if healing and not self.flow.length and self.attempt >= fault_attempts + heal:
-                break
+        self.limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.flow.length else 0)
+        self.rescales = {e.after_checkpoint: e.parallelism for e in self.sc.rescale}
+        self.clock.at(self.sc.flink.interval_ms // 2, self._interval, 0)
+        while not self.stats["finished"] and self.clock.step():
+            pass
+        self.attempt = len(self.trigger_times)  # the attempts the run made
         if self.flow.length and not self.stats["finished"]:
             self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
         self.stats["records_in"] = self.flow.records_in()
@@ -207,7 +198,98 @@ class Emulation:
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
                          list(self.nemesis.recorded) if self.nemesis.recording else None)
 
-    def _no_more_splits(self) -> bool:
+    def _one_at_a_time(self) -> bool:
+        return self.sc.flink.max_concurrent == 1
+
+    def _interval(self, index: int) -> None:
+        """The middle of the interval before attempt ``index``'s trigger: partition discovery, split
+        assignment, the records of the interval, and the faults that land between checkpoints. With one
+        checkpoint at a time (Flink's default) it waits until the checkpoint before it ended."""
+        if self.stats["finished"]:
+            return
+        if self.coordinator.pending and self._one_at_a_time():
+            self.deferred = index
+            return
+        self.deferred = None
+        self.attempt = index
+        fault_attempts = self.sc.checkpoints
+        healing = index >= fault_attempts
+        if index == fault_attempts:
+            self.log(Kind.HEAL_STARTED)
+        if index in self.discovery_plan:
+            self.coordinator.enumerator.add_splits(self.discovery_plan[index])
+            self.log(Kind.SPLITS_DISCOVERED, splits=self.discovery_plan[index])
+        self.assign_splits()
+        self.flow.advance(index)
+        tasks = self.coordinator.graph.tasks()
+        faults = self.nemesis.attempt(index, tasks, self.coordinator.regions, self.coordinator.num_regions,
+                                      self.tms, healing)
+        self.faults[index] = faults
+        if self.failover.crash(faults):  # failures in the middle of the interval: restore, replay
+            self.assign_splits()
+            self.flow.advance(index)
+        previous = self.trigger_times[-1][1] if self.trigger_times else 0
+        self.clock.at(max(self.clock.now_ms, previous + self.sc.flink.interval_ms), self._trigger_due, index)
+
+    def _trigger_due(self, index: int) -> None:
+        """Attempt ``index``'s periodic trigger: now, or once a checkpoint slot is free and the min pause
+        since the last checkpoint's end has passed (Flink's CheckpointRequestDecider)."""
+        if self.stats["finished"] or index >= self.limit:
+            return
+        f = self.sc.flink
+        if len(self.coordinator.pending) >= f.max_concurrent:
+            self.waiting = index
+            return
+        if self.last_end_ms is not None and self.clock.now_ms < self.last_end_ms + f.min_pause_ms:
+            self.clock.at(self.last_end_ms + f.min_pause_ms, self._trigger_due, index)
+            return
+        self.waiting = None
+        self._check_end_of_input()
+        attempt = self.checkpointing.trigger(index, self.faults[index])
+        self.trigger_times.append((attempt.checkpoint_id, self.clock.now_ms))
+        nxt = index + 1
+        if nxt < self.limit:
+            self.clock.at(self.clock.now_ms + f.interval_ms // 2, self._interval, nxt)
+
+    def checkpoint_ended(self, attempt, outcome: CheckpointOutcome) -> None:
+        """A checkpoint completed or was aborted: a job that failed restarts, a rescale planned after
+        it happens, then whatever waited for a checkpoint to end (an interval, a trigger)."""
+        self.last_end_ms = self.clock.now_ms
+        if self.progress:
+            self.progress(attempt.index, self.limit, outcome)
+        rescale = outcome.reason not in UNCOUNTED and attempt.index in self.rescales
+        if outcome.job_failed or rescale:  # after the notifications that go out now
+            self.clock.at(self.clock.now_ms, self._restart, outcome.job_failed,
+                          self.rescales.pop(attempt.index) if rescale else None)
+        self.resume()
+
+    def _restart(self, job_failed: bool, parallelism: int | None) -> None:
+        """After a checkpoint's end: the job restarts because it failed (CheckpointFailureManager:
+        tolerable-failed-checkpoints exceeded), then the rescale planned after that attempt."""
+        if job_failed:
+            self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
+        if parallelism is not None and not self.stats["finished"]:
+            self.failover.rescale(parallelism)
+        self.resume()
+
+    def resume(self) -> None:
+        """An interval or a trigger that waited for a checkpoint to end goes on."""
+        if self.deferred is not None and not self.coordinator.pending:
+            self.clock.at(self.clock.now_ms, self._interval, self.deferred)
+            self.deferred = None
+        if self.waiting is not None:
+            self.clock.at(self.clock.now_ms, self._trigger_due, self.waiting)
+            self.waiting = None
+
+    def triggered_after(self, checkpoint_id: int) -> bool:
+        return bool(self.trigger_times) and self.trigger_times[-1][0] > checkpoint_id
+
+    def job_finished(self, checkpoint_id: int, status: str) -> None:
+        self.stats["finished"] = True
+        self.finishing = None
+        self.log(Kind.JOB_FINISHED, checkpoint_id=checkpoint_id, type=status)
+
+    def no_more_splits(self) -> bool:
         """The enumerator has signalled NoMoreSplits: nothing left to discover or assign."""
         discovery_left = any(a >= self.attempt for a in self.discovery_plan)
         return not discovery_left and not self.coordinator.enumerator.unassigned
@@ -218,69 +300,10 @@ class Emulation:
         replays: the end of input is revoked until it has caught up again (never latched)."""
         if self.flow.length is None:
             return
-        exhausted = self._no_more_splits() and self.flow.all_consumed()
+        exhausted = self.no_more_splits() and self.flow.all_consumed()
         if exhausted != self.coordinator.sources_exhausted:
             self.coordinator.sources_exhausted = exhausted
             self.log(Kind.SOURCES_EXHAUSTED if exhausted else Kind.END_OF_INPUT_REVOKED)
-
-    # -- checkpointing --------------------------------------------------------------
-
-    def _checkpoint(self, faults: AttemptFaults) -> CheckpointOutcome | None:
-        coord = self.coordinator
-        pending = coord.trigger_checkpoint()
-        cid = pending.checkpoint_id
-        self.stats["triggered"] += 1
-        self.log(Kind.CHECKPOINT_TRIGGERED, checkpoint_id=cid, forced_global=pending.forced_global,
-                 final=pending.final, triggered=len(pending.triggered), expected=len(pending.expected),
-                 counter=coord.counters.consecutive_regional)
-        responses, written = respond(self, pending, faults)
-        self.log(Kind.TASK_RESPONSES, checkpoint_id=cid, tasks=responses)
-        outcome = coord.complete_pending_checkpoint(pending)
-        if faults.crash_before_metadata:
-            # the JobManager dies after the state upload, before the metadata commit;
-            # with metadata-before-state the order is reversed and the metadata is out
-            self.batch.crash_before_metadata = cid
-            persisted = outcome.completed and self.mutant == "metadata-before-state"
-            self._log_outcome(outcome, faults, persisted=persisted)
-            if persisted:
-                self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
-            self.log(Kind.JOBMANAGER_CRASHED, checkpoint_id=cid, phase="between state upload and metadata commit")
-            return None
-        # snapshot state N does not use is discarded: late acknowledgements (Flink's
-        # discardSubtaskState) and the acks of failed-region tasks replaced by their fallback
-        stray = written - coord.store.live_objects()
-        if stray:
-            outcome.objects_to_delete = frozenset(outcome.objects_to_delete | stray)
-        self._log_outcome(outcome, faults)
-        if outcome.completed:
-            self.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
-        if outcome.objects_to_delete or outcome.subsumed:
-            self.batch.steps.append({"op": "delete", "checkpoint_id": cid, "keys": sorted(outcome.objects_to_delete),
-                                     "subsumed": list(outcome.subsumed)})
-        notify(self, outcome, self._no_more_splits)
-        return outcome
-
-    def _log_outcome(self, o: CheckpointOutcome, faults: AttemptFaults, persisted: bool = True) -> None:
-        if not persisted:
-            self.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=o.checkpoint_id, status=o.status)
-            return
-        self.stats[{"GLOBAL": "global", "REGIONAL": "regional", ABORTED: "aborted"}[o.status]] += 1
-        region_of = self.coordinator.regions
-        self.log(Kind.CHECKPOINT_DECIDED, checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
-                 forced_global=o.forced_global, final=o.final, failed_regions=list(o.failed_regions),
-                 num_regions=o.num_regions or self.coordinator.num_regions,
-                 declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
-                 timed_out=[[t[0], t[1], region_of[t]] for t in o.timed_out],
-                 counter_before=o.counter_before, counter_after=o.counter_after,
-                 max_failure_ratio=self.settings.max_failure_ratio,
-                 max_consecutive_failures=self.settings.max_consecutive_failures,
-                 region_enabled=self.settings.region_enabled,
-                 subsumed=list(o.subsumed), deleted=len(o.objects_to_delete),
-                 deleted_keys=sorted(o.objects_to_delete),
-                 put_failures=sorted(faults.put_failures), slow_puts=sorted(faults.slow_puts))
-        if o.checkpoint is not None:
-            self.log(Kind.CHECKPOINT_COMPLETED, checkpoint_id=o.checkpoint_id, type=o.status,
-                     metadata=o.checkpoint.to_json())
 
     def flush_batch(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from .history import Kind
 from .nemesis import AttemptFaults
 from .protocol.coordinator import CheckpointCoordinator
+from .protocol.rules import R_FAILOVER
 from .protocol.state import OperatorSubtaskState
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import Task
@@ -55,29 +56,55 @@ class Failover:
         self.em = em
 
     def crash(self, faults: AttemptFaults) -> bool:
-        """Subtask crashes, TaskManager loss and JobManager failover; True if any."""
-        coord = self.em.coordinator
-        if faults.jobmanager_failover:
+        """The subtask crashes, TaskManager losses and JobManager failover that land between
+        checkpoints (`AttemptFaults.between`); True if any."""
+        if faults.between("jobmanager_failover", faults.jobmanager_failover):
             self.jobmanager_failover("jobmanager failover")
             return True
-        regions: list[int] = list(faults.region_crashes)
-        for tm in faults.taskmanager_losses:
-            lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.em.tms == tm}
-            self.em.log(Kind.TASKMANAGER_LOST, taskmanager=tm, regions=sorted(lost))
-            regions += sorted(lost)
+        regions: list[int] = list(faults.between("subtask_crash", faults.region_crashes))
+        for tm in faults.between("taskmanager_loss", faults.taskmanager_losses):
+            regions += self._lost(tm)
+        self._fail_regions(regions, faults.recovery_failures, "subtask crash")
+        return bool(regions)
+
+    def land(self, kind: str, target, cause: str, recovery_failures=()) -> None:
+        """A fault placed inside a pending checkpoint lands now (`regionchaos.checkpointing`)."""
+        if kind == "jobmanager_failover":
+            self.jobmanager_failover(cause)
+            return
+        regions = self._lost(target) if kind == "taskmanager_loss" else [target]
+        if all(r < self.em.coordinator.num_regions for r in regions):
+            self._fail_regions(regions, recovery_failures, cause)
+            self.em.assign_splits()
+
+    def _lost(self, tm: int) -> list[int]:
+        coord = self.em.coordinator
+        lost = {coord.regions[t] for t in coord.graph.tasks() if t[1] % self.em.tms == tm}
+        self.em.log(Kind.TASKMANAGER_LOST, taskmanager=tm, regions=sorted(lost))
+        return sorted(lost)
+
+    def _fail_regions(self, regions: list[int], recovery_failures, cause: str) -> None:
         for region in dict.fromkeys(regions):
-            self.region_failover(region, "subtask crash")
-            if region in faults.recovery_failures:
+            self.region_failover(region, cause)
+            if region in recovery_failures:
                 # part of the recovered in-flight data is drained, then it fails again
                 self.em.flow.advance(self.em.attempt)
                 self.region_failover(region, "failure during recovery")
-        return bool(regions)
+
+    def _abort_pending(self) -> None:
+        """A failover aborts every pending checkpoint, not as a checkpoint failure
+        (``SchedulerBase.restoreState``: ``abortPendingCheckpoints(new CheckpointException(JOB_FAILOVER_REGION))``,
+        before a global and a regional restore alike, apache/flink eb0eaa329d613c0281d5dfe917ba9b2f2ac492bb)."""
+        if self.em.coordinator.pending:
+            self.em.interleaving("failover_while_pending")
+            self.em.checkpointing.abort_all(R_FAILOVER)
 
     def region_failover(self, region: int, cause: str) -> None:
         coord = self.em.coordinator
         if coord.store.latest() is None or not self._embarrassingly_parallel():
             self.global_restore(None, f"{cause} (global failover)")
             return
+        self._abort_pending()
         self.em.stats["region_failovers"] += 1
         restored = coord.restore_region(region)
         self.em.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
@@ -100,6 +127,9 @@ class Failover:
         """The JobManager dies: everything in memory is gone; a new one rebuilds
         the store, the counter and the next checkpoint id from storage alone."""
         self.em.stats["jm_failovers"] += 1
+        for cid in sorted(self.em.coordinator.pending):  # in memory only: never completed, never aborted
+            self.em.interleaving("failover_while_pending")
+            self.em.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=cid, status="pending")
         self.em.batch.counter = self.em.coordinator.next_checkpoint_id
         self.em.flush_batch()
         checkpoints, next_id = self.em.persistence.recover()
@@ -120,6 +150,7 @@ class Failover:
             self.restart_from_scratch(cause)
         else:
             self.global_restore(configured, cause, count=False)
+        self.em.resume()  # what waited for a checkpoint of the dead JobManager to end waits no more
 
     def _missing_on_storage(self, live: set[str]) -> list[str] | None:
         """Objects named by the recovered checkpoints that the new JobManager does not
@@ -134,6 +165,7 @@ class Failover:
         return sorted(live - set(lister("checkpoints/")))
 
     def global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
+        self._abort_pending()
         coord = self.em.coordinator
         if coord.store.latest() is None:
             self.restart_from_scratch(cause)
@@ -190,6 +222,8 @@ class Failover:
         of restored pending transactions go to storage with the next batch."""
         em = self.em
         em.stats["restores"] += 1
+        for task in restored:
+            em.reported.pop(task, None)  # a restarted task is a new attempt: told of nothing yet
         txns = em.flow.restore(restored, partial, em.parallelism, em.coordinator.regions, em.attempt)
         if txns:
             em.batch.steps.append({"op": "commit", "checkpoint_id": None, "txns": txns})

@@ -48,6 +48,9 @@ class Stream(IntEnum):
     ACKS = 9  # per attempt: TaskManagers whose acknowledgements start being lost (ack_loss)
     RECORDS = 10  # per split, the workload: the key of its record values (`regionchaos.workload.records`)
     REAL_FLINK = 11  # once per seed, a real-Flink run (`regionchaos.flink.run.draw_faults`): kill times, victims
+    INSTANTS = 12  # per attempt: where each region, TaskManager or JobManager fault lands (between or inside)
+    TIMING = 13  # per attempt: the control plane's delays (fallback, metadata write, notifications)
+    SHAPE = 14  # once per seed in swarm mode: the job's shape, concurrency and timing (`regionchaos.shape`)
 
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:
@@ -69,9 +72,22 @@ class AttemptFaults:
     recovery_failures: list[int] = field(default_factory=list)  # regions failing again while recovering
     ack_losses: set[int] = field(default_factory=set)  # TaskManagers whose acks never reach the JobManager
     healing: bool = False  # the heal phase: no faults, every task on time
+    # (kind, target) -> where it lands inside the attempt's checkpoint: (instant, responses before it);
+    # a region, TaskManager or JobManager fault not listed lands between checkpoints (`INSIDE`)
+    inside: dict[tuple[str, Any], tuple[str, int]] = field(default_factory=dict)
 
     def any(self) -> bool:
-        return any(getattr(self, f.name) for f in fields(self) if f.name != "healing")
+        return any(getattr(self, f.name) for f in fields(self) if f.name not in ("healing", "inside"))
+
+    def between(self, kind: str, targets: Any) -> Any:
+        """The targets of ``kind`` (a list, or the job's bool) that land between checkpoints."""
+        if isinstance(targets, bool):
+            return targets and (kind, None) not in self.inside
+        return [t for t in targets if (kind, t) not in self.inside]
+
+    def landing(self, instant: str) -> list[tuple[str, Any, int]]:
+        """(kind, target, responses before it) of the faults landing at ``instant`` inside the checkpoint."""
+        return sorted((k, t, n) for (k, t), (at, n) in self.inside.items() if at == instant)
 
 
 @dataclass(frozen=True)
@@ -97,26 +113,36 @@ class FaultKind:
     since_identity: bool = True  # listed in every scenario dict, even off (the first nine kinds)
     params: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # extra faults fields: (type, Field)
     lasts: str | None = None
+    # when it lands, relative to the attempt's checkpoint N: ``response`` (it is a task's response to N, at
+    # the task's drawn upload time), ``recovery`` (while a region restarted by a crash recovers), or any of
+    # `INSTANTS` (between checkpoints, or inside N: after some responses, while its region fallback is
+    # pending, while its metadata is written)
+    instants: tuple[str, ...] = ("response",)
 
 
 Int = Annotated[int, Strict()]
+BETWEEN = "between"  # in the interval before N's trigger, no checkpoint pending (one at a time)
+INSIDE = ("pending", "fallback", "finalize")  # inside N: after ``after_acks`` responses; its fallback; its metadata write
+INSTANTS = (BETWEEN, *INSIDE)
 
 KINDS: dict[str, FaultKind] = {k.name: k for k in (
     FaultKind("decline", "task", "a subtask declines", Stream.TASKS, 0, "declines"),
     FaultKind("timeout", "task", "a subtask neither acks nor declines", Stream.TASKS, 1, "timeouts",
               yields_to=("decline",)),
-    FaultKind("subtask_crash", "region", "a region fails over (per region)", Stream.REGIONS, 0, "region_crashes"),
+    FaultKind("subtask_crash", "region", "a region fails over (per region)", Stream.REGIONS, 0, "region_crashes",
+              instants=INSTANTS),
     FaultKind("taskmanager_loss", "taskmanager", "a TaskManager is lost (per TM)", Stream.TMS, 2,
-              "taskmanager_losses"),
-    FaultKind("jobmanager_failover", "job", "the JobManager fails over", Stream.JOB, 1, "jobmanager_failover"),
+              "taskmanager_losses", instants=INSTANTS),
+    FaultKind("jobmanager_failover", "job", "the JobManager fails over", Stream.JOB, 1, "jobmanager_failover",
+              instants=INSTANTS),
     FaultKind("put_failure", "taskmanager", "a state file PUT fails (per TM)", Stream.TMS, 0, "put_failures",
               storage="failed_put_keys"),
     FaultKind("slow_put", "taskmanager", "a state file PUT is too slow (per TM)", Stream.TMS, 1, "slow_puts",
               yields_to=("put_failure",), storage="slow_put_ms"),
     FaultKind("crash_before_metadata", "job", "JM crashes between state upload and metadata commit", Stream.JOB,
-              0, "crash_before_metadata", storage="crash_before_key"),
+              0, "crash_before_metadata", storage="crash_before_key", instants=("finalize",)),
     FaultKind("recovery_failure", "region", "a restarted region fails again during recovery", Stream.REGIONS, 1,
-              "recovery_failures"),
+              "recovery_failures", instants=("recovery",)),
     FaultKind("ack_loss", "taskmanager", "the acknowledgements of a TaskManager's tasks stop reaching the "
               "JobManager for ack_loss_checkpoints attempts (per TM)", Stream.ACKS, 0, "ack_losses",
               swarm_stream=int(Stream.ACKS), since_identity=False, lasts="ack_loss_checkpoints",
@@ -127,6 +153,7 @@ FAULT_KINDS = tuple(KINDS)  # the kinds, in the table's order (the swarm mix's, 
 _TARGET_ORDER = ("task", "region", "taskmanager", "job")
 SCHEDULE_KINDS = tuple(sorted(KINDS, key=lambda n: (_TARGET_ORDER.index(KINDS[n].target), FAULT_KINDS.index(n))))
 SCHEDULE_TARGETS: dict[str, tuple[str, ...]] = {n: TARGET_FIELDS[KINDS[n].target] for n in SCHEDULE_KINDS}
+MOVABLE = tuple(n for n in SCHEDULE_KINDS if KINDS[n].instants == INSTANTS)  # kinds a schedule may place (``at``)
 STORAGE_PLANS: dict[str, str] = {k.storage: k.name for k in KINDS.values() if k.storage}  # FaultPlan field -> kind
 
 
@@ -164,7 +191,8 @@ def draw_mix(seed: int, base: Any) -> dict[str, Any]:
     for k in KINDS.values():
         if k.swarm_stream is not None:
             updates[k.name] = _switch(stream_rng(seed, Stream.SWARM, k.swarm_stream), getattr(base, k.name))
-    return {name: updates[name] for name in (*FAULT_KINDS, "correlated_regions")}
+    updates["inside"] = _switch(stream_rng(seed, Stream.SWARM, int(Stream.INSTANTS)), base.inside or 0.5)
+    return {name: updates[name] for name in (*FAULT_KINDS, "correlated_regions", "inside")}
 
 
 def _switch(rng: np.random.Generator, scale: float) -> float:
@@ -190,7 +218,29 @@ def draw(seed: int, index: int, faults: Any, targets: dict[str, list]) -> Attemp
             p = getattr(faults, k.name)
             hit = [t for i, t in enumerate(items) if any(d[i, k.column] < p for d in draws[:span])]
             _put(out, k, [t for t in hit if not any(_has(out, KINDS[y], t) for y in k.yields_to)])
+    if faults.inside:
+        place(out, stream_rng(seed, Stream.INSTANTS, index), faults.inside, len(targets["task"]))
     return out
+
+
+def place(out: AttemptFaults, rng: np.random.Generator, inside: float, tasks: int) -> None:
+    """Where each region, TaskManager and JobManager fault of ``out`` lands: inside the attempt's
+    checkpoint with probability ``inside`` (uniformly after 0 .. ``tasks - 1`` of its responses, while
+    its region fallback is pending, or while its metadata is written), else between checkpoints. One
+    row of draws per hit, in `MOVABLE` order, then target order."""
+    hits = [(name, t) for name in MOVABLE for t in _targets(out, KINDS[name])]
+    if not hits:
+        return
+    u = rng.random((len(hits), 3))
+    for (name, target), (p, phase, n) in zip(hits, u):
+        if p < inside:
+            at = INSIDE[min(int(phase * len(INSIDE)), len(INSIDE) - 1)]
+            out.inside[(name, target)] = (at, min(int(n * max(tasks, 1)), max(tasks - 1, 0)) if at == "pending" else 0)
+
+
+def _targets(out: AttemptFaults, k: FaultKind) -> list:
+    value = getattr(out, k.lands)
+    return ([None] if value else []) if k.target == "job" else sorted(value)
 
 
 def land(index: int, schedule: list, present: dict[str, Any]) -> AttemptFaults:
@@ -207,6 +257,9 @@ def land(index: int, schedule: list, present: dict[str, Any]) -> AttemptFaults:
         elif k.target != "job" and target >= present[k.target]:
             continue
         _put(out, k, [target])
+        at = getattr(fault, "at", None)
+        if at not in (None, BETWEEN):
+            out.inside[(k.name, target)] = (at, getattr(fault, "after_acks", None) or 0)
     for k in KINDS.values():
         for y in k.yields_to:
             value = getattr(out, k.lands)
@@ -223,13 +276,21 @@ def schedule_entries(index: int, out: AttemptFaults) -> list[dict]:
         k = KINDS[name]
         value = getattr(out, k.lands)
         if k.target == "job":
-            entries += [{"checkpoint": index, "kind": name}] if value else []
+            entries += [{"checkpoint": index, "kind": name, **_at(out, name, None)}] if value else []
             continue
         for target in sorted(value):
             names = TARGET_FIELDS[k.target]
             entries.append({"checkpoint": index, "kind": name,
-                            **dict(zip(names, target if k.target == "task" else (target,)))})
+                            **dict(zip(names, target if k.target == "task" else (target,))), **_at(out, name, target)})
     return entries
+
+
+def _at(out: AttemptFaults, name: str, target: Any) -> dict:
+    """A schedule entry's instant fields: none between checkpoints (the entry as before instants existed)."""
+    if (name, target) not in out.inside:
+        return {}
+    at, n = out.inside[(name, target)]
+    return {"at": at, "after_acks": n} if at == "pending" else {"at": at}
 
 
 def _target(fault: Any, k: FaultKind) -> Any:

@@ -54,6 +54,8 @@ class Kind(StrEnum):
     JOBMANAGER_CRASHED = "jobmanager_crashed"
     JOBMANAGER_FAILOVER = "jobmanager_failover"
     STORAGE_FAULT = "storage_fault"
+    FALLBACK_REQUESTED = "fallback_requested"
+    FALLBACK_COMPLETED = "fallback_completed"
 
 
 def event(seq: int, attempt: int, kind: Kind, **fields: Any) -> dict:

@@ -36,7 +36,7 @@ from pydantic import (BaseModel, ConfigDict, Field, Strict, ValidationError, cre
 from pydantic_core import PydanticCustomError
 
 from .flink.spec import RealFlink
-from .faultkinds import SCHEDULE_KINDS, SCHEDULE_TARGETS, probability_fields, unlisted_when_off
+from .faultkinds import INSTANTS, MOVABLE, SCHEDULE_KINDS, SCHEDULE_TARGETS, probability_fields, unlisted_when_off
 from .runid import NAME_MAX_CHARS, run_id_problem
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
@@ -61,8 +61,8 @@ INVARIANTS = ("metadata_well_formed", "decisions_follow_rules", "flip_bounds", "
               "notifications", "final_checkpoint", "inflight_data", "liveness")
 BACKENDS = ("emulation", "flink")  # where a run's artifacts come from (validate.BACKENDS: the suites' applies_to)
 # a Scenario's fields that only the emulation reads: refused for backend flink
-EMULATION_ONLY = ("checkpoints", "first_checkpoint_id", "topology", "workload", "flink", "faults", "rescale",
-                  "compare_regional_off")
+EMULATION_ONLY = ("checkpoints", "first_checkpoint_id", "topology", "workload", "flink", "faults", "timing",
+                  "rescale", "compare_regional_off")
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}  # YAML 1.1 reads these as booleans; we do not
 
 MUTANTS: dict[str, str] = {
@@ -148,21 +148,36 @@ class FlinkConfig(_Strict):
 
     region_enabled: Bool = Field(False, alias="execution.checkpointing.region.enabled")
     max_failure_ratio: Float = Field(
-        0.5, ge=0.0, le=1.0, alias="execution.checkpointing.region.max-failure-ratio"
+        0.3, ge=0.0, le=1.0, alias="execution.checkpointing.region.max-failure-ratio",
+        description="abort if failed regions / all regions exceeds this (Flink's default 0.3)"
     )
     max_consecutive_failures: Int = Field(
-        3, ge=0, le=10_000, alias="execution.checkpointing.region.max-consecutive-failures"
+        2, ge=0, le=10_000, alias="execution.checkpointing.region.max-consecutive-failures",
+        description="bound on consecutive regional checkpoints (Flink's default 2)"
     )
     timeout_ms: Int = Field(600_000, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.timeout")
-    region_timeout_ms: Int | None = Field(None, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.region.timeout")
+    region_timeout_ms: Int | None = Field(
+        None, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.region.timeout",
+        description=("not a Flink key: the dev list's per-region timeout, under semantics flip only (FLIP-600's "
+                     "docs: 'no per-region timeout configuration is introduced')"))
     tolerable_failed_checkpoints: Int | None = Field(
-        None, ge=0, le=10_000, alias="execution.checkpointing.tolerable-failed-checkpoints",
+        0, ge=0, le=10_000, alias="execution.checkpointing.tolerable-failed-checkpoints",
         description=(
             "consecutive failed checkpoints Flink's CheckpointFailureManager tolerates before it fails "
-            "the job (a global failover). Unset: checkpoint failures never fail the job here (the model "
-            "before this key; Flink itself reads unset as 0)"
+            "the job (a global failover); Flink's default 0. null (not a Flink value): checkpoint "
+            "failures never fail the job"
         ),
     )
+    interval_ms: Int = Field(
+        60_000, ge=1, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.interval",
+        description=("ms between periodic checkpoint triggers (Flink has no default: checkpointing is off until "
+                     "it is set; the emulation's default is a minute)"))
+    min_pause_ms: Int = Field(
+        0, ge=0, le=MAX_TIMEOUT_MS, alias="execution.checkpointing.min-pause",
+        description="ms from a checkpoint's end to the next trigger (Flink's default 0)")
+    max_concurrent: Int = Field(
+        1, ge=1, le=100, alias="execution.checkpointing.max-concurrent-checkpoints",
+        description="checkpoints that may be pending at once (Flink's default 1)")
     unaligned: Bool = Field(False, alias="execution.checkpointing.unaligned.enabled")
     num_retained: Int = Field(1, ge=1, le=1000, alias="state.checkpoints.num-retained")
     backend_type: Literal["hashmap", "rocksdb"] = Field("hashmap", alias="state.backend.type")
@@ -188,6 +203,30 @@ class FlinkConfig(_Strict):
     )
 
 
+Delay = tuple[Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)],
+              Annotated[int, Strict(), Field(ge=0, le=MAX_TIMEOUT_MS)]]
+
+
+class Timing(_Strict):
+    """How long the control plane's asynchronous steps take, in emulated ms: ``[min, max]``, each drawn
+    uniformly from the seed (not Flink keys: the emulated cluster's speed). ``[0, 0]``, the default:
+    the step is immediate, as one checkpoint at a time with faults between checkpoints has always been."""
+
+    fallback_ms: Delay = Field((0, 0), description=(
+        "a REGIONAL decision to its coordinators' region-fallback state (the holder's main-thread hop and "
+        "the coordinator's own thread, OperatorCoordinatorHolder.checkpointCoordinatorForRegionFallback)"))
+    metadata_ms: Delay = Field((0, 0), description="a decided checkpoint's _metadata write (its finalization)")
+    notify_ms: Delay = Field((0, 0), description="a notification's way from the JobManager to a task")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> Timing:
+        for name in ("fallback_ms", "metadata_ms", "notify_ms"):
+            lo, hi = getattr(self, name)
+            if hi < lo:
+                raise ValueError(f"{name}: must be [min, max] with min <= max")
+        return self
+
+
 class ScheduledFault(_Strict):
     """One fault of an explicit schedule: at fault-phase checkpoint attempt ``checkpoint``
     (0-based), ``kind`` hits its target (`regionchaos.faultkinds.SCHEDULE_TARGETS`): a task
@@ -199,6 +238,11 @@ class ScheduledFault(_Strict):
     subtask: Int | None = Field(None, ge=0)
     region: Int | None = Field(None, ge=0)
     taskmanager: Int | None = Field(None, ge=0)
+    at: Literal[INSTANTS] | None = Field(  # type: ignore[valid-type]
+        None, description="where a region, TaskManager or JobManager fault lands: between checkpoints (the "
+                          "default), or inside the attempt's checkpoint: pending (after after_acks of its "
+                          "responses), fallback (its region fallback pending), finalize (its metadata being written)")
+    after_acks: Int | None = Field(None, ge=0, description="with at: pending, the responses that arrive before it")
 
     @model_validator(mode="after")
     def _target(self) -> ScheduledFault:
@@ -208,6 +252,10 @@ class ScheduledFault(_Strict):
         names = f"it names {' and '.join(needed)}" if needed else "it names no target"
         problems = [f"{f}: missing, a {self.kind} fault names {' and '.join(needed)}" for f in missing]
         problems += [f"{f}: a {self.kind} fault takes no {f} ({names})" for f in extra]
+        if self.at is not None and self.kind not in MOVABLE:
+            problems.append(f"at: a {self.kind} fault lands where its kind does (only {', '.join(MOVABLE)} take at)")
+        if self.after_acks is not None and self.at != "pending":
+            problems.append("after_acks: only a fault at: pending counts the responses before it")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -231,6 +279,10 @@ class Faults(FaultProbabilities):  # type: ignore[misc, valid-type]
         1, ge=1, le=8192, description="a declining region drags this many neighbours with it"
     )
     heal_checkpoints: Int = Field(3, ge=1, le=1000, description="fault-free checkpoints at the end")
+    inside: Float = Field(0.0, ge=0.0, le=1.0, description=(
+        "the chance that a drawn region, TaskManager or JobManager fault lands inside its attempt's pending "
+        "checkpoint (after some of its responses, while its region fallback is pending, or while its metadata "
+        "is written) instead of between checkpoints"))
     swarm: Bool = Field(False, description="the seed also draws which fault kinds are on")
     schedule: tuple[ScheduledFault, ...] | None = Field(
         None, description="an explicit fault schedule: when set, no fault is drawn (the seed still draws "
@@ -259,6 +311,7 @@ class Scenario(_Strict):
     workload: Workload = Workload()
     flink: FlinkConfig = FlinkConfig()
     faults: Faults = Faults()
+    timing: Timing = Timing()
     rescale: tuple[RescaleEvent, ...] = ()
     expect: Expect = Expect()
     compare_regional_off: Bool = Field(
@@ -302,6 +355,13 @@ class Scenario(_Strict):
                 "flink.execution.checkpointing.region.forced-global-failure: 'keep-forcing' has no effect under "
                 "execution.checkpointing.region.semantics=pr (the PR's handler always resets the counter and "
                 "the force flag when it aborts a forced checkpoint); use it with semantics flip, or leave it unset"
+            )
+        if self.flink.semantics == "pr" and self.flink.region_timeout_ms is not None:
+            errors.append(
+                "flink.execution.checkpointing.region.timeout: not a Flink key, and the PR has no per-region timeout "
+                "(FLIP-600's docs: 'no per-region timeout configuration is introduced'; the checkpoint timeout "
+                "applies to every region): under execution.checkpointing.region.semantics=pr it would be ignored, "
+                "so it is refused; use it with semantics flip, or leave it unset"
             )
         if self.flink.region_timeout_ms is not None and self.flink.region_timeout_ms > self.flink.timeout_ms:
             errors.append(
@@ -422,7 +482,7 @@ class Scenario(_Strict):
 
 # -- loading ------------------------------------------------------------------
 
-_SECTIONS = {"topology", "workload", "flink", "faults", "expect", "real_flink"}
+_SECTIONS = {"topology", "workload", "flink", "faults", "timing", "expect", "real_flink"}
 
 
 def _errors_from(exc: ValidationError) -> list[tuple[str, str]]:

@@ -62,6 +62,8 @@ from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabular
     R_REGIONAL_OFF,
     R_SAVEPOINT_DECLINED,
     R_SINGLE_REGION,
+    R_FAILOVER,  # noqa: F401
+    R_SUBSUMED,  # noqa: F401
     CoordinatorSettings,
 )
 from .store import CompletedCheckpointStore
@@ -96,6 +98,7 @@ class CheckpointCoordinator:
         self.counters = CheckpointCounters(
             consecutive_regional=latest.consecutive_regional if latest and settings.semantics != PR else 0)
         self.finished: dict[Task, States] = {}
+        self.pending: dict[int, PendingCheckpoint] = {}  # checkpoint id -> not yet completed or aborted
         self.sources_exhausted = False
         # what each task falls back to in a regional checkpoint: (states, ref id)
         self.fallback: dict[Task, tuple[States, int]] = {}
@@ -120,8 +123,14 @@ class CheckpointCoordinator:
         self.finished[task] = final_states
 
     def trigger_checkpoint(self) -> PendingCheckpoint:
-        forced = self.counters.trigger(self.settings, sources_exhausted=self.sources_exhausted, mutant=self.mutant)
-        return self._pending(forced=forced, final=self.sources_exhausted, savepoint=False)
+        """Checkpoint N is triggered: the source coordinator snapshots first, then the tasks are
+        asked. Under ``pr`` the end of the sources sets the forced flag here
+        (``checkAllSourcesFinishedAndForceGlobal``); whether N is forced is read at its decision
+        (`regionchaos.protocol.rules.forced_at_decision`)."""
+        at_trigger = self.counters.trigger(self.settings, sources_exhausted=self.sources_exhausted, mutant=self.mutant)
+        pending = self._pending(forced=at_trigger, final=self.sources_exhausted, savepoint=False)
+        pending.forced_at_trigger = at_trigger  # ``forced_global`` until the decision reads the flag again
+        return pending
 
     def trigger_savepoint(self) -> PendingCheckpoint:
         """A savepoint: never forced, never final, and it leaves the forced flag alone
@@ -132,8 +141,10 @@ class CheckpointCoordinator:
     def _pending(self, *, forced: bool, final: bool, savepoint: bool) -> PendingCheckpoint:
         cid = self.next_checkpoint_id
         self.next_checkpoint_id += 1
-        return PendingCheckpoint.of_running_tasks(cid, self.graph, self.finished, self.source.snapshot(cid),
-                                                  forced=forced, final=final, savepoint=savepoint)
+        pending = PendingCheckpoint.of_running_tasks(cid, self.graph, self.finished, self.source.snapshot(cid),
+                                                     forced=forced, final=final, savepoint=savepoint)
+        self.pending[cid] = pending
+        return pending
 
     def receive_acknowledge(self, pending: PendingCheckpoint, task: Task, states: States,
                             at_ms: int | None = None) -> None:
@@ -153,43 +164,94 @@ class CheckpointCoordinator:
             return None
         if self.settings.region_enabled and not pending.savepoint:
             return None
-        outcome = undecided(self.settings, pending, self.regions, self.num_regions, settled=False,
-                            counter=self.counters.consecutive_regional, failures=self.counters.failed_checkpoints)
-        pending.decided = self._abort(pending, outcome, R_SAVEPOINT_DECLINED if pending.savepoint else R_REGIONAL_OFF)
+        outcome = self._undecided(pending, settled=False)
+        pending.decided = self.abort(pending, outcome, R_SAVEPOINT_DECLINED if pending.savepoint else R_REGIONAL_OFF)
         return pending.decided
+
+    def mark_unacknowledged_declined(self, pending: PendingCheckpoint) -> None:
+        """PR, the CheckpointCanceller: every task that has not responded is marked declined
+        (``markUnacknowledgedTasksAsDeclined``, raoraoxiong/flink fada049) and may still ack late."""
+        pending.marked_declined |= pending.expected - set(pending.acks) - set(pending.declines)
 
     # -- deciding -------------------------------------------------------------------
 
     def complete_pending_checkpoint(self, pending: PendingCheckpoint) -> CheckpointOutcome:
-        """Decide checkpoint N once every task responded or timed out (section 3). A checkpoint
-        already aborted at a decline keeps that decision; its record of responses is completed."""
-        outcome = undecided(self.settings, pending, self.regions, self.num_regions, settled=True,
-                            counter=self.counters.consecutive_regional, failures=self.counters.failed_checkpoints)
+        """Decide checkpoint N once every task responded or timed out (section 3), and complete
+        or abort it at once: `decide`, the source coordinator's region fallback, `complete`. The
+        event simulation (`regionchaos.checkpointing`) takes these steps at their own instants. A
+        checkpoint already aborted at a decline keeps that decision; its record of responses is
+        completed."""
+        outcome, kind, reason = self.decide(pending)
+        if kind == ABORTED:
+            return outcome if reason is None else self.abort(pending, outcome, reason)
+        if kind == REGIONAL:
+            reason = self.region_fallback(pending, outcome)
+            if reason is not None:
+                return self.abort(pending, outcome, reason)
+        return self.complete(pending, outcome, kind)
+
+    def _undecided(self, pending: PendingCheckpoint, *, settled: bool) -> CheckpointOutcome:
+        return undecided(self.settings, pending, self.regions, self.num_regions, settled=settled,
+                         counter=self.counters.consecutive_regional, failures=self.counters.failed_checkpoints)
+
+    def decide(self, pending: PendingCheckpoint, *, settled: bool = True) -> tuple[CheckpointOutcome, str, str | None]:
+        """(the outcome record, GLOBAL / REGIONAL / ABORTED, the abort reason). Nothing completes
+        here. The forced flag is read now (`regionchaos.protocol.rules.forced_at_decision`; the
+        ``forced-flag-at-trigger`` mutant keeps the trigger's reading). A REGIONAL decision grafts
+        the failed regions' entries now, from the latest completed checkpoint at this instant
+        (``tryCompleteRegionalCheckpoint`` step 11 runs before it asks the coordinators, step 12); the
+        coordinators' fallback state comes later (`region_fallback`). A checkpoint aborted at a
+        decline: (that outcome, ABORTED, None)."""
+        outcome = self._undecided(pending, settled=settled)
         if pending.decided is not None:
             decided = pending.decided
             decided.declined, decided.timed_out = dict(pending.declines), outcome.timed_out
             decided.failed_regions = outcome.failed_regions
-            return decided
+            return decided, ABORTED, None
+        if not pending.savepoint:
+            pending.forced_global = (pending.forced_at_trigger if self.mutant == "forced-flag-at-trigger"
+                                     else self.counters.forced_now(self.settings, mutant=self.mutant))
+            outcome.forced_global = pending.forced_global
         kind, reason = decide(self.settings, pending, outcome, self.num_regions,
                               has_previous=self.store.latest() is not None, mutant=self.mutant)
-        coordinator_state = None
-        if kind == REGIONAL:
-            coordinator_state, reason = self._coordinator_fallback(pending, outcome.failed_regions)
         if reason is not None:
-            return self._abort(pending, outcome, reason)
-        if pending.savepoint:
-            return self._complete_savepoint(pending, outcome)
-        return self._complete(pending, outcome, kind, coordinator_state or {})
+            return outcome, ABORTED, reason
+        if kind == REGIONAL:
+            pending.grafted = dict(self.fallback)
+            pending.acked_after_graft = set()
+        pending.kind, pending.decision = kind, outcome
+        return outcome, kind, None
 
-    def _coordinator_fallback(self, pending: PendingCheckpoint, failed_regions: tuple[int, ...]):
-        """(the source coordinator's region-fallback state, abort reason or None)."""
-        failed = [t for t in self.graph.tasks() if self.regions[t] in failed_regions]
-        hand_back_after = self.store.latest().checkpoint_id if self.settings.semantics == PR else None
-        state, possible = self.source.region_fallback(pending.acks, self.fallback, failed,
-                                                      hand_back_after=hand_back_after)
-        return state, (None if possible else R_NO_COORDINATOR_FALLBACK)
+    def region_fallback(self, pending: PendingCheckpoint, outcome: CheckpointOutcome) -> str | None:
+        """The source coordinator's region-fallback state for REGIONAL N, taken now (under ``pr``
+        after it handed the failed subtasks' splits back: `regionchaos.protocol.holder`); its
+        bytes overwrite N's coordinator state. The abort reason when it cannot produce one."""
+        failed = [t for t in self.graph.tasks() if self.regions[t] in outcome.failed_regions]
+        latest = self.store.latest()
+        hand_back_after = latest.checkpoint_id if self.settings.semantics == PR and latest is not None else None
+        state, possible = self.source.region_fallback(pending.acks, pending.grafted or {}, failed,
+                                                      hand_back_after=hand_back_after,
+                                                      live=self.settings.semantics == PR,
+                                                      at_trigger=pending.coordinator_snapshot
+                                                      if self.mutant == "fallback-at-trigger" else None)
+        pending.fallback_state = state
+        return None if possible else R_NO_COORDINATOR_FALLBACK
 
     # -- completing and aborting ------------------------------------------------------
+
+    def complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str) -> CheckpointOutcome:
+        """N completes as ``kind`` (its metadata written): into the store, the counters moved,
+        every older pending checkpoint subsumed by the caller (`subsumed_pending`)."""
+        self.pending.pop(pending.checkpoint_id, None)
+        if pending.savepoint:
+            return self._complete_savepoint(pending, outcome)
+        return self._complete(pending, outcome, kind)
+
+    def subsumed_pending(self, checkpoint_id: int) -> list[PendingCheckpoint]:
+        """The pending checkpoints older than ``checkpoint_id`` that its completion subsumes
+        (``dropSubsumedCheckpoints``: ``getCheckpointID() < checkpointId && canBeSubsumed()``, not a
+        savepoint), oldest first."""
+        return [p for cid, p in sorted(self.pending.items()) if cid < checkpoint_id and not p.savepoint]
 
     def _complete_savepoint(self, pending: PendingCheckpoint, outcome: CheckpointOutcome) -> CheckpointOutcome:
         """A savepoint every task acknowledged. It is not added to the CompletedCheckpointStore
@@ -205,12 +267,23 @@ class CheckpointCoordinator:
                                           failed_regions=(), num_regions=self.num_regions)
         return outcome.completed_as(GLOBAL, checkpoint, counter=self.counters.consecutive_regional)
 
-    def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str, coord_state: dict):
-        entries, notifications = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions, pending.acks,
-                                               self.fallback, kind, mutant=self.mutant)
+    def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str):
+        grafted = pending.grafted if pending.grafted is not None else self.fallback
+        if kind == GLOBAL and pending.grafted is not None:
+            # PR: a GLOBAL completion of a checkpoint whose REGIONAL decision already grafted the failed
+            # regions' entries (a late ack of a task the canceller marked declined made it fully
+            # acknowledged, ``completePendingCheckpoint``): the graft stays where no late ack overwrote it
+            entries, _ = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions, pending.acks,
+                                       {t: g for t, g in grafted.items() if t not in pending.acked_after_graft},
+                                       REGIONAL, mutant=self.mutant)
+            notifications = {t: N_COMPLETE for t in self.graph.tasks()}
+        else:
+            entries, notifications = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions,
+                                                   pending.acks, grafted, kind, mutant=self.mutant)
         self.counters.completed(self.settings, kind)
-        if kind == GLOBAL:
-            coord_state = pending.coordinator_snapshot or {}
+        coord_state = pending.coordinator_snapshot or {}
+        if kind == REGIONAL and getattr(pending, "fallback_state", None) is not None:
+            coord_state = pending.fallback_state
         checkpoint = completed_checkpoint(pending.checkpoint_id, kind, self.graph, entries, coord_state,
                                           self.counters.consecutive_regional, failed_regions=outcome.failed_regions,
                                           num_regions=self.num_regions)
@@ -220,7 +293,10 @@ class CheckpointCoordinator:
                                     notifications=notifications, subsumed=tuple(c.checkpoint_id for c in subsumed),
                                     objects_to_delete=frozenset(doomed))
 
-    def _abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str):
+    def abort(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, reason: str) -> CheckpointOutcome:
+        """N is aborted for ``reason``: out of the pending table, the counters and the failure count
+        moved (`CheckpointCounters.aborted`), the objects its acks wrote to delete."""
+        self.pending.pop(pending.checkpoint_id, None)
         job_failed = self.counters.aborted(self.settings, reason, forced=pending.forced_global,
                                            savepoint=pending.savepoint)
         if self.mutant == "fallback-to-aborted":
@@ -231,6 +307,13 @@ class CheckpointCoordinator:
                                    failures=self.counters.failed_checkpoints, job_failed=job_failed,
                                    notifications={t: N_ABORTED for t in self.graph.tasks()},
                                    objects_to_delete=frozenset(doomed))
+
+    def abort_all_pending(self, reason: str) -> list[tuple[PendingCheckpoint, CheckpointOutcome]]:
+        """Every pending checkpoint aborted for ``reason`` (a failover: ``abortPendingCheckpoints``), oldest first."""
+        out = []
+        for pending in [p for _, p in sorted(self.pending.items())]:
+            out.append((pending, self.abort(pending, self._undecided(pending, settled=False), reason)))
+        return out
 
     # -- restoring -------------------------------------------------------------------
 

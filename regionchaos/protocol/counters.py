@@ -22,7 +22,8 @@ from .rules import (
     after_abort,
     after_complete,
     after_failure_count,
-    counts_as_failed_checkpoint,
+    counted,
+    forced_at_decision,
     trigger_forced,
 )
 
@@ -39,6 +40,11 @@ class CheckpointCounters:
             s, counter=self.consecutive_regional, force_next=self.force_global_next,
             sources_exhausted=sources_exhausted, mutant=mutant)
         return forced
+
+    def forced_now(self, s: CoordinatorSettings, *, mutant: str | None) -> bool:
+        """Is the checkpoint being decided now forced global (`regionchaos.protocol.rules.forced_at_decision`)."""
+        return forced_at_decision(s, counter=self.consecutive_regional, force_next=self.force_global_next,
+                                  mutant=mutant)
 
     def completed(self, s: CoordinatorSettings, kind: str) -> None:
         """A checkpoint completed as ``kind``. The failure count clears on any completion
@@ -65,6 +71,6 @@ class CheckpointCounters:
         if not savepoint:
             self.consecutive_regional, self.force_global_next = after_abort(
                 s, reason, forced=forced, counter=self.consecutive_regional, force_next=self.force_global_next)
-        counted = counts_as_failed_checkpoint(s, forced=forced, savepoint=savepoint)
-        self.failed_checkpoints, job_failed = after_failure_count(s, self.failed_checkpoints, counted=counted)
+        self.failed_checkpoints, job_failed = after_failure_count(
+            s, self.failed_checkpoints, counted=counted(s, reason, forced=forced, savepoint=savepoint))
         return job_failed

@@ -32,11 +32,14 @@ class OperatorCoordinatorHolder:
         return self.enumerator.checkpoint_coordinator(checkpoint_id) if self.enumerator else None
 
     def region_fallback(self, acks: dict[Task, States], fallback: dict[Task, tuple[States, int]],
-                        failed: Iterable[Task], *, hand_back_after: int | None) -> tuple[dict | None, bool]:
+                        failed: Iterable[Task], *, hand_back_after: int | None, live: bool = False,
+                        at_trigger: dict | None = None) -> tuple[dict | None, bool]:
         """(the state for the mixed view, can the regional checkpoint complete). The mixed view:
         the healthy tasks' acks, the failed tasks' fallback entries. ``hand_back_after`` (PR: the
         fallback checkpoint's id): the failed subtasks' splits assigned after it go back to the
-        live enumerator now."""
+        live enumerator now. ``live`` (PR): the state is the live enumerator's snapshot after that
+        hand-back (see `SplitEnumerator.checkpoint_coordinator_for_region_fallback`). ``at_trigger``
+        (the ``fallback-at-trigger`` mutant): that snapshot, taken at the trigger, stands instead."""
         if self.enumerator is None:
             return None, True
         failed = list(failed)
@@ -46,7 +49,9 @@ class OperatorCoordinatorHolder:
             hand_back = {"hand_back_after": hand_back_after,
                          "failed_subtasks": [t[1] for t in failed if t[0] == self.source_vertex]}
         state = self.enumerator.checkpoint_coordinator_for_region_fallback(
-            source_splits({**acks, **merged}, self.source_vertex, self.source_operator), **hand_back)
+            source_splits({**acks, **merged}, self.source_vertex, self.source_operator), live=live, **hand_back)
+        if state is not None and at_trigger is not None:
+            state = at_trigger
         return state, state is not None
 
     def subtask_reset(self, task: Task, states: States) -> None:

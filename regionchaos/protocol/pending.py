@@ -36,6 +36,15 @@ class PendingCheckpoint:
     late: dict[Task, int] = field(default_factory=dict)  # acks that arrived after the deadline (ms)
     savepoint: bool = False
     decided: CheckpointOutcome | None = None  # aborted at a decline, before every task responded
+    # -- while it is pending in emulated time (`regionchaos.checkpointing`) --
+    forced_at_trigger: bool = False  # what a reading of the forced flag at the trigger said
+    phase: str = "pending"  # pending -> fallback (a REGIONAL decision waits for its coordinator) -> finalizing
+    grafted: dict[Task, tuple[States, int]] | None = None  # the failed regions' entries, grafted at the decision
+    decision: CheckpointOutcome | None = None  # the REGIONAL or GLOBAL decision taken, its completion to come
+    kind: str | None = None  # GLOBAL or REGIONAL, once decided
+    marked_declined: set[Task] = field(default_factory=set)  # PR: silent at the timeout, marked declined
+    acked_after_graft: set[Task] = field(default_factory=set)  # PR: their late ack overwrote the graft
+    fallback_requests: int = 0  # region-fallback futures requested (the PR's decision can run again)
 
     @classmethod
     def of_running_tasks(cls, checkpoint_id: int, graph: JobGraph, finished: dict[Task, States],
@@ -52,6 +61,14 @@ class PendingCheckpoint:
 
     def acknowledge(self, task: Task, states: States, at_ms: int | None, deadline_ms: int | None) -> None:
         """An ack after the deadline is discarded (Flink's late acknowledgement): the task timed out."""
+        if task in self.marked_declined and task not in self.acks:
+            # PR: ``markUnacknowledgedTasksAsDeclined`` leaves the task in ``notYetAcknowledgedTasks``,
+            # so its late ack still succeeds and overwrites the grafted entry (raoraoxiong/flink
+            # 6f8e1e9c039885a6bb1a281273fb16ba5a12d213, ``PendingCheckpoint.acknowledgeTask``)
+            self.acks[task] = states
+            if self.grafted is not None:
+                self.acked_after_graft.add(task)
+            return
         self._check_response(task)
         if at_ms is not None and deadline_ms is not None and at_ms > deadline_ms:
             self.late[task] = at_ms
@@ -61,6 +78,16 @@ class PendingCheckpoint:
     def decline(self, task: Task, reason: str) -> None:
         self._check_response(task)
         self.declines[task] = reason
+
+    @property
+    def fully_acknowledged(self) -> bool:
+        """Every task it expects acknowledged (``isFullyAcknowledged``; the coordinator's snapshot is taken at
+        the trigger)."""
+        return self.expected <= set(self.acks)
+
+    def responded(self) -> bool:
+        """Every task acknowledged or declined (``areAllTasksResponded``)."""
+        return self.expected <= set(self.acks) | set(self.declines) | self.marked_declined
 
     def _check_response(self, task: Task) -> None:
         if task not in self.expected:
@@ -73,7 +100,7 @@ class PendingCheckpoint:
         ``settled``: every task responded or the timeout fired, so a task without a timely ack
         timed out (PR: the canceller marks it declined,
         ``PendingCheckpoint.markUnacknowledgedTasksAsDeclined``); before that, none has."""
-        answered = set(self.acks) | set(self.declines)
+        answered = (set(self.acks) - self.marked_declined) | set(self.declines)
         timed_out = tuple(sorted(self.expected - answered)) if settled else ()
         failed_tasks = set(self.declines) | set(timed_out)
         return timed_out, tuple(sorted({regions[t] for t in failed_tasks}))

@@ -32,6 +32,11 @@ R_NO_COORDINATOR_FALLBACK = "coordinator-no-region-fallback"
 R_FINAL = "final-checkpoint-must-be-global"
 R_EXPIRED = "checkpoint-expired"  # Flink's plain checkpoint timeout: a silent task with regional checkpoints off
 R_SAVEPOINT_DECLINED = "savepoint-declined"  # a savepoint takes the non-regional path: one decline aborts it
+# aborts that are no checkpoint failure (``CheckpointFailureManager.checkFailureCounter`` ignores both,
+# apache/flink 355184d69a8519d29937725c8d85e8465d7e3a90; ``CheckpointFailureReason.isCountedAgainstFailureThreshold``):
+R_FAILOVER = "job-failover-region"  # a failover aborts every pending checkpoint (``SchedulerBase.restoreState``)
+R_SUBSUMED = "checkpoint-subsumed"  # a newer checkpoint completed first (``dropSubsumedCheckpoints``)
+UNCOUNTED = (R_FAILOVER, R_SUBSUMED)
 
 FLIP, PR = "flip", "pr"  # CoordinatorSettings.semantics
 
@@ -139,6 +144,18 @@ def trigger_forced(s: CoordinatorSettings, *, counter: int, force_next: bool, so
     return forced, force_next
 
 
+def forced_at_decision(s: CoordinatorSettings, *, counter: int, force_next: bool, mutant: str | None) -> bool:
+    """Is the checkpoint being decided forced global. Read when a checkpoint is decided, not when it
+    was triggered: the PR's ``tryCompleteRegionalCheckpoint`` step 7 reads ``forceGlobalNextCheckpoint``
+    under the lock at the decision (apache/flink 4e12013748c0af9c17eeafb5b6c28d1806f51973), so with
+    several checkpoints pending tier 2 hits whichever is decided next. The FLIP says "the next
+    checkpoint must be global" and is silent on concurrent ones: Flink's reading, at the decision, with
+    the FLIP's counter (``counter >= max-consecutive-failures``)."""
+    if not s.region_enabled or mutant == "no-forced-global":
+        return False
+    return force_next if s.semantics == PR else counter >= s.max_consecutive_failures
+
+
 def after_complete(s: CoordinatorSettings, kind: str, *, counter: int, force_next: bool) -> tuple[int, bool]:
     """(counter, forced flag) after a checkpoint completed as ``kind``: a global one resets both;
     a regional one counts, and the PR sets its flag at the bound (tier 1: force the NEXT one)."""
@@ -152,10 +169,11 @@ def after_abort(s: CoordinatorSettings, reason: str, *, forced: bool, counter: i
                 force_next: bool) -> tuple[int, bool]:
     """(counter, forced flag) after an abort. PR: only its forced-global abort resets both (one
     aborted by the failure ratio keeps forcing). FLIP tier 2: a failed forced checkpoint aborts
-    normally and, under ``reset-counter``, resets the counter."""
+    normally and, under ``reset-counter``, resets the counter. A checkpoint aborted by a failover or
+    subsumed by a newer one (`UNCOUNTED`) did not fail: nothing moves."""
     if s.semantics == PR:
         return (0, False) if reason == R_FORCED_GLOBAL else (counter, force_next)
-    if forced and s.forced_global_policy == "reset-counter":
+    if forced and reason not in UNCOUNTED and s.forced_global_policy == "reset-counter":
         return 0, force_next
     return counter, force_next
 
@@ -176,6 +194,11 @@ def counts_as_failed_checkpoint(s: CoordinatorSettings, *, forced: bool, savepoi
     if s.semantics == PR:
         return True
     return not forced
+
+
+def counted(s: CoordinatorSettings, reason: str, *, forced: bool, savepoint: bool) -> bool:
+    """`counts_as_failed_checkpoint`, and never for the reasons Flink ignores (`UNCOUNTED`)."""
+    return reason not in UNCOUNTED and counts_as_failed_checkpoint(s, forced=forced, savepoint=savepoint)
 
 
 def after_failure_count(s: CoordinatorSettings, failures: int, *, counted: bool) -> tuple[int, bool]:
