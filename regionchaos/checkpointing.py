@@ -58,6 +58,7 @@ from .protocol.coordinator import (
 )
 from .protocol.rules import PR
 from .task_side import Response, deliver, respond
+from .workload.dataflow import PROCESS
 
 if TYPE_CHECKING:
     from .emulator import Emulation
@@ -83,6 +84,7 @@ class Attempt:
         self.ended_status: str | None = None
         self.written_at = _upload_times(responses, trigger_ms)  # state object -> when its upload finished
         self.sources_done: frozenset[int] = frozenset()  # source subtasks whose input had ended at the trigger
+        self.notified = False  # its tasks were told of its end already
 
     @property
     def checkpoint_id(self) -> int:
@@ -104,6 +106,7 @@ class Checkpointing:
         self.em = em
         self.attempts: dict[int, Attempt] = {}  # checkpoint id -> attempt, while it is in flight or its acks are
         self.crashed_in: set[int] = set()  # attempts whose JobManager crash (crash_before_metadata) happened
+        self.awaiting_fallback: list[tuple[str, Any]] = []  # faults placed at the next region fallback
 
     # -- the trigger ------------------------------------------------------------------------------
 
@@ -124,6 +127,9 @@ class Checkpointing:
         if em.flow.length is not None and em.no_more_splits():
             attempt.sources_done = frozenset(sub for sub in em.flow.owned if em.flow.source_done(sub))
         self.attempts[cid] = attempt
+        self.awaiting_fallback += [(k, t) for k, t, _ in faults.landing("fallback")]
+        for k, t in self.awaiting_fallback:
+            faults.inside.pop((k, t), None)
         for r in responses:
             if r.at_ms is not None:
                 em.clock.after(r.at_ms, self._arrive, attempt, r)
@@ -202,6 +208,7 @@ class Checkpointing:
         if kind == GLOBAL:
             self._finalize(attempt, GLOBAL)
             return
+        self._land_inside(attempt, "pending", None)  # what waited for more responses than came
         pending.phase = "fallback"
         pending.fallback_requests += 1
         em.log(Kind.FALLBACK_REQUESTED, checkpoint_id=pending.checkpoint_id, request=pending.fallback_requests,
@@ -209,8 +216,9 @@ class Checkpointing:
                fallback_checkpoint_id=coord.store.latest().checkpoint_id if coord.store.latest() else None)
         em.clock.after(self._delay(attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
                        self._fallback_done, attempt, pending.fallback_requests)
-        if pending.fallback_requests == 1:
-            self._land_inside(attempt, "fallback", 0)
+        while pending.fallback_requests == 1 and self.awaiting_fallback and em.coordinator is coord:
+            kind, target = self.awaiting_fallback.pop(0)  # after a JobManager crash the rest wait for the next one
+            em.failover.land(kind, target, f"{kind} while checkpoint {pending.checkpoint_id} falls back")
 
     def _fallback_done(self, attempt: Attempt, request: int) -> None:
         em, coord, pending = self.em, attempt.coordinator, attempt.pending
@@ -234,8 +242,13 @@ class Checkpointing:
         lands here."""
         pending = attempt.pending
         pending.phase = "finalizing"
+        if self.em.mutant == "notify-before-metadata":  # the tasks are told before N is durable
+            early = attempt.coordinator.notifications(pending, kind)
+            self._delivered(self._context(attempt, early, completed=True), sorted(early))
+            attempt.notified = True
         if self._crash_before_metadata(attempt, kind):
             return
+        self._land_inside(attempt, "pending", None)
         self._land_inside(attempt, "finalize", 0)
         if self._live(attempt):
             self.em.clock.after(self._delay(attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
@@ -258,7 +271,7 @@ class Checkpointing:
             coord.pending.pop(cid, None)
             em.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=cid, status=kind or ABORTED)
         em.log(Kind.JOBMANAGER_CRASHED, checkpoint_id=cid, phase="between state upload and metadata commit")
-        em.interleaving("jobmanager_crash_while_finalizing")
+        em.interleaving("jobmanager_crash_while_finalizing")  # N was finalizing
         em.failover.jobmanager_failover("crash between state upload and metadata commit")
         return True
 
@@ -280,8 +293,9 @@ class Checkpointing:
         coord, cid = attempt.coordinator, attempt.checkpoint_id
         attempt.ended_ms, attempt.ended_status = em.clock.now_ms, outcome.status
         stray = {k for k, at in attempt.written_at.items() if at <= attempt.ended_ms} - coord.store.live_objects()
-        if stray:
+        if stray:  # the checkpoint's directory: what its tasks uploaded and it does not use
             outcome.objects_to_delete = frozenset(outcome.objects_to_delete | stray)
+        self._discard_unacknowledged(attempt)
         self._log_outcome(attempt, outcome)
         if outcome.completed:
             em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
@@ -291,8 +305,24 @@ class Checkpointing:
         if outcome.completed:
             for older in coord.subsumed_pending(cid):
                 self._subsume(self.attempts[older.checkpoint_id], cid)
-        self._notify(attempt, outcome)
+        if not attempt.notified:
+            self._notify(attempt, outcome)
+        if attempt.faults.inside and em.coordinator is coord:  # placed at an instant N never reached: right after it
+            em.clock.at(em.clock.now_ms, self._land_rest, attempt)
         em.checkpoint_ended(attempt, outcome)
+
+    def _discard_unacknowledged(self, attempt: Attempt) -> None:
+        """A state object uploaded after its checkpoint ended whose acknowledgement never reaches the
+        JobManager is discarded by its TaskManager when the upload completes (the task learned of the end:
+        its AsyncCheckpointRunnable cleans up state of a checkpoint no longer pending); one whose ack
+        arrives is the JobManager's to discard then (`_late`)."""
+        acked = {r.key for r in attempt.responses.values() if r.at_ms is not None}
+        for key, at in attempt.written_at.items():
+            if at > attempt.ended_ms and key not in acked:
+                self.em.clock.at(at, self._discarded_by_taskmanager, attempt.checkpoint_id, key)
+
+    def _discarded_by_taskmanager(self, checkpoint_id: int, key: str) -> None:
+        self.em.batch.steps.append({"op": "delete", "checkpoint_id": checkpoint_id, "keys": [key], "subsumed": []})
 
     def _subsume(self, attempt: Attempt, by: int) -> None:
         coord = attempt.coordinator
@@ -321,7 +351,7 @@ class Checkpointing:
                declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
                timed_out=[[t[0], t[1], region_of[t]] for t in o.timed_out],
                counter_before=o.counter_before, counter_after=o.counter_after,
-               max_failure_ratio=em.settings.max_failure_ratio,
+               counter_at_decision=o.counter_at_decision, max_failure_ratio=em.settings.max_failure_ratio,
                max_consecutive_failures=em.settings.max_consecutive_failures,
                region_enabled=em.settings.region_enabled,
                subsumed=list(o.subsumed), deleted=len(o.objects_to_delete),
@@ -338,14 +368,10 @@ class Checkpointing:
         event, in task order). Under ``pr`` an abort notification carries the latest completed id."""
         em, coord = self.em, attempt.coordinator
         latest = None
-        if not outcome.completed:
-            if em.settings.semantics != PR or not outcome.notifications:
-                if not outcome.notifications or N_COMPLETE not in outcome.notifications.values():
-                    return
-            else:
-                latest = coord.store.latest().checkpoint_id if coord.store.latest() else None
-                if latest is None:
-                    return
+        if not outcome.completed and N_COMPLETE not in outcome.notifications.values():  # (that: a mutant's)
+            if em.settings.semantics != PR or coord.store.latest() is None:
+                return  # FLIP: an aborted checkpoint is only aborted (PROTOCOL.md 3.6)
+            latest = coord.store.latest().checkpoint_id
         tasks = sorted(outcome.notifications)
         lo, hi = em.sc.timing.notify_ms
         stream = _ABORT_NOTIFY if not outcome.completed else _NOTIFY
@@ -355,20 +381,32 @@ class Checkpointing:
         groups: dict[int, list] = {}
         for task, delay in zip(tasks, delays):
             groups.setdefault(int(delay), []).append(task)
-        ctx = {"cid": attempt.checkpoint_id, "latest": latest, "notifications": outcome.notifications,
-               "checkpoint": outcome.checkpoint if outcome.status == GLOBAL and not outcome.final else None,
-               "sources_done": attempt.sources_done, "regions": dict(coord.regions), "coordinator": coord}
+        ctx = self._context(attempt, outcome.notifications, completed=outcome.completed, latest=latest,
+                            checkpoint=outcome.checkpoint if outcome.status == GLOBAL and not outcome.final else None)
         for delay in sorted(groups):
             em.clock.after(delay, self._delivered, ctx, groups[delay])
         if outcome.final and outcome.completed:
             em.finishing = (attempt.checkpoint_id, set(tasks))
 
+    def _context(self, attempt: Attempt, notifications: dict, *, completed: bool, latest: int | None = None,
+                 checkpoint: Any = None) -> dict:
+        """What a delivery of N's notifications needs, fixed when they are sent."""
+        coord = attempt.coordinator
+        return {"cid": attempt.checkpoint_id, "latest": latest, "notifications": notifications,
+                "checkpoint": checkpoint, "sources_done": attempt.sources_done, "regions": dict(coord.regions),
+                "checkpoint_completed": completed}
+
     def _delivered(self, ctx: dict, tasks: list) -> None:
-        em = self.em
-        if em.coordinator is not ctx["coordinator"] and ctx["latest"] is None:
-            pass  # a completed checkpoint's notifications still reach the tasks after their JobManager died
+        em = self.em  # (a notification in flight still arrives after its JobManager died)
         if em.triggered_after(ctx["cid"]):
             em.interleaving("notification_after_next_trigger")
+        completes = ctx["latest"] if ctx["latest"] is not None else ctx["cid"]
+        sinks = sorted(t[1] for t in tasks if t[0] == PROCESS)
+        if sinks and (ctx["latest"] is not None or ctx["checkpoint_completed"]):
+            # the sinks told of completed N (complete, regional-complete or fallback); their commits go to the
+            # next commit file: the rules' clock
+            em.log(Kind.NOTIFIED, checkpoint_id=completes, subtasks=sinks, commit_file=em.next_commit_file(),
+                   **({"aborted": ctx["cid"]} if ctx["latest"] is not None else {}))
         txns = []
         for task in tasks:
             kind = ctx["notifications"][task]
@@ -377,8 +415,7 @@ class Checkpointing:
                             latest_completed=ctx["latest"], global_checkpoint=ctx["checkpoint"],
                             sources_done=ctx["sources_done"])
         if txns:
-            notified = ctx["latest"] if ctx["latest"] is not None else ctx["cid"]
-            em.batch.steps.append({"op": "commit", "checkpoint_id": notified, "txns": txns})
+            em.batch.steps.append({"op": "commit", "checkpoint_id": completes, "txns": txns})
         if em.finishing is not None and em.finishing[0] == ctx["cid"]:
             em.finishing[1].difference_update(tasks)
             if not em.finishing[1]:
@@ -386,19 +423,23 @@ class Checkpointing:
 
     # -- faults inside the checkpoint ---------------------------------------------------------------
 
-    def _land_inside(self, attempt: Attempt, instant: str, arrived: int) -> None:
-        """The attempt's faults placed at ``instant`` (for ``pending``: after ``arrived`` responses) land now."""
+    def _land_rest(self, attempt: Attempt) -> None:
+        for instant in ("pending", "finalize"):
+            self._land_inside(attempt, instant, None)
+
+    def _land_inside(self, attempt: Attempt, instant: str, arrived: int | None) -> None:
+        """The attempt's faults placed at ``instant`` land now: for ``pending`` those placed after
+        ``arrived`` responses (None: all that are left, the pending phase is over). A fault placed at an
+        instant its checkpoint does not reach lands right after the checkpoint ended. (Faults placed at
+        ``fallback`` wait for the next REGIONAL decision's fallback, of this checkpoint or a later one.)"""
         if not attempt.faults.inside or self.em.coordinator is not attempt.coordinator:
             return
-        due = [(k, t) for k, t, n in attempt.faults.landing(instant) if instant != "pending" or n == arrived]
+        due = [(k, t) for k, t, n in attempt.faults.landing(instant)
+               if instant != "pending" or arrived is None or n == arrived]
         for kind, target in due:
             attempt.faults.inside.pop((kind, target), None)
             if self.em.coordinator is not attempt.coordinator:
                 return  # an earlier one of them killed the JobManager
-            self.em.interleaving("failover_while_pending" if instant == "pending" else
-                                 "failure_while_fallback_pending" if instant == "fallback" else
-                                 "jobmanager_crash_while_finalizing" if kind == "jobmanager_failover" else
-                                 "failover_while_pending")
             self.em.failover.land(kind, target, f"{kind} while checkpoint {attempt.checkpoint_id} "
                                                 f"{'is pending' if instant == 'pending' else 'falls back' if instant == 'fallback' else 'finalizes'}")
 

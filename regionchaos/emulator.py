@@ -305,6 +305,11 @@ class Emulation:
             self.coordinator.sources_exhausted = exhausted
             self.log(Kind.SOURCES_EXHAUSTED if exhausted else Kind.END_OF_INPUT_REVOKED)
 
+    def next_commit_file(self) -> str:
+        """The sink commit file the next commit step of the open batch goes to (`regionchaos.dataplane`)."""
+        commits = sum(1 for s in self.batch.steps if s["op"] == "commit")
+        return f"sink/commits/{self.batch.index:05d}-{commits:04d}.json"
+
     def flush_batch(self) -> None:
         self.batch.counter = self.coordinator.next_checkpoint_id
         logged = len(self.batch.events)

@@ -96,8 +96,17 @@ class Failover:
         (``SchedulerBase.restoreState``: ``abortPendingCheckpoints(new CheckpointException(JOB_FAILOVER_REGION))``,
         before a global and a regional restore alike, apache/flink eb0eaa329d613c0281d5dfe917ba9b2f2ac492bb)."""
         if self.em.coordinator.pending:
-            self.em.interleaving("failover_while_pending")
+            self._count_pending()
             self.em.checkpointing.abort_all(R_FAILOVER)
+
+    def _count_pending(self, jobmanager: bool = False) -> None:
+        """The interleavings a failure now makes with the pending checkpoints."""
+        phases = {p.phase for p in self.em.coordinator.pending.values()}
+        self.em.interleaving("failover_while_pending")
+        if "fallback" in phases:
+            self.em.interleaving("failure_while_fallback_pending")
+        if jobmanager and "finalizing" in phases:
+            self.em.interleaving("jobmanager_crash_while_finalizing")
 
     def region_failover(self, region: int, cause: str) -> None:
         coord = self.em.coordinator
@@ -127,8 +136,9 @@ class Failover:
         """The JobManager dies: everything in memory is gone; a new one rebuilds
         the store, the counter and the next checkpoint id from storage alone."""
         self.em.stats["jm_failovers"] += 1
+        if self.em.coordinator.pending:
+            self._count_pending(jobmanager=True)
         for cid in sorted(self.em.coordinator.pending):  # in memory only: never completed, never aborted
-            self.em.interleaving("failover_while_pending")
             self.em.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=cid, status="pending")
         self.em.batch.counter = self.em.coordinator.next_checkpoint_id
         self.em.flush_batch()

@@ -122,7 +122,8 @@ class FaultKind:
 
 Int = Annotated[int, Strict()]
 BETWEEN = "between"  # in the interval before N's trigger, no checkpoint pending (one at a time)
-INSIDE = ("pending", "fallback", "finalize")  # inside N: after ``after_acks`` responses; its fallback; its metadata write
+INSIDE = ("pending", "fallback", "finalize")  # inside N: after ``after_acks`` responses; the next region fallback
+# (of N or a later checkpoint); N's metadata write
 INSTANTS = (BETWEEN, *INSIDE)
 
 KINDS: dict[str, FaultKind] = {k.name: k for k in (
@@ -226,8 +227,8 @@ def draw(seed: int, index: int, faults: Any, targets: dict[str, list]) -> Attemp
 def place(out: AttemptFaults, rng: np.random.Generator, inside: float, tasks: int) -> None:
     """Where each region, TaskManager and JobManager fault of ``out`` lands: inside the attempt's
     checkpoint with probability ``inside`` (uniformly after 0 .. ``tasks - 1`` of its responses, while
-    its region fallback is pending, or while its metadata is written), else between checkpoints. One
-    row of draws per hit, in `MOVABLE` order, then target order."""
+    the next region fallback, of this checkpoint or a later one, is pending, or while its metadata is
+    written), else between checkpoints. One row of draws per hit, in `MOVABLE` order, then target order."""
     hits = [(name, t) for name in MOVABLE for t in _targets(out, KINDS[name])]
     if not hits:
         return

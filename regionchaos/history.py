@@ -56,6 +56,7 @@ class Kind(StrEnum):
     STORAGE_FAULT = "storage_fault"
     FALLBACK_REQUESTED = "fallback_requested"
     FALLBACK_COMPLETED = "fallback_completed"
+    NOTIFIED = "notified"
 
 
 def event(seq: int, attempt: int, kind: Kind, **fields: Any) -> dict:

@@ -39,6 +39,7 @@ from .nemesis import Nemesis
 from .run import Verdict, set_args, unknown_result
 from .run.summary import build_summary
 from .runid import check_run_id
+from .shape import shaped
 from .scenario import MUTANTS, Scenario, ScenarioError, check_mutant, require_emulation
 
 # Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
@@ -154,6 +155,7 @@ def start(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay:
     """The start of every run, wherever it runs (a deep run, the swarms, the study, the emulate spark
     job): its prefix cleared and described (`prepare_run`), then the emulation (`emulate`), or for
     ``backend: flink`` the real cluster's run (`real_flink`: no persistence, None)."""
+    scenario = shaped(scenario)  # a swarm seed's job shape, drawn once, before anything is written
     prepare_run(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
     if scenario.backend == "flink":
         return real_flink(scenario, store), None

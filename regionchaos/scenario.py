@@ -77,6 +77,16 @@ MUTANTS: dict[str, str] = {
     "drop-recovered-inflight": "a checkpoint taken during recovery omits recovered in-flight records not yet drained",
     "metadata-before-state": "checkpoint metadata is committed before the state objects it names are uploaded",
     "fallback-to-aborted": "a failed region falls back to its state from the latest attempted (possibly aborted) checkpoint",
+    # interleaving mutants: only a fault inside a pending checkpoint, concurrent checkpoints or a late message shows them
+    "failover-keeps-pending": "a failover does not abort the pending checkpoints, which complete with the restarted "
+                              "tasks' earlier acknowledgements",
+    "late-ack-kept": "the JobManager keeps the state of an acknowledgement that arrives after its checkpoint ended "
+                     "instead of discarding it",
+    "forced-flag-at-trigger": "whether a checkpoint is forced global is fixed when it is triggered, not read when it "
+                              "is decided",
+    "subsumed-notification-commits": "a pending checkpoint subsumed by a newer one is notified complete, not aborted",
+    "notify-before-metadata": "tasks are notified complete when a checkpoint is decided, before its metadata is "
+                              "written",
 }
 
 
@@ -241,7 +251,8 @@ class ScheduledFault(_Strict):
     at: Literal[INSTANTS] | None = Field(  # type: ignore[valid-type]
         None, description="where a region, TaskManager or JobManager fault lands: between checkpoints (the "
                           "default), or inside the attempt's checkpoint: pending (after after_acks of its "
-                          "responses), fallback (its region fallback pending), finalize (its metadata being written)")
+                          "responses), fallback (while the next region fallback, of this checkpoint or a later one, "
+                          "is pending), finalize (its metadata being written)")
     after_acks: Int | None = Field(None, ge=0, description="with at: pending, the responses that arrive before it")
 
     @model_validator(mode="after")
@@ -283,7 +294,9 @@ class Faults(FaultProbabilities):  # type: ignore[misc, valid-type]
         "the chance that a drawn region, TaskManager or JobManager fault lands inside its attempt's pending "
         "checkpoint (after some of its responses, while its region fallback is pending, or while its metadata "
         "is written) instead of between checkpoints"))
-    swarm: Bool = Field(False, description="the seed also draws which fault kinds are on")
+    swarm: Bool = Field(False, description="the seed also draws which fault kinds are on, and the job's shape")
+    swarm_shaped: Bool = Field(False, description="the job's shape was drawn already (regionchaos.shape): the "
+                                                  "scenario as a swarm seed ran it")
     schedule: tuple[ScheduledFault, ...] | None = Field(
         None, description="an explicit fault schedule: when set, no fault is drawn (the seed still draws "
                           "record rates and upload times)")

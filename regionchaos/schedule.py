@@ -22,6 +22,7 @@ import yaml
 
 from . import runner
 from .scenario import Scenario, from_dict
+from .shape import shaped
 
 
 def _emulate_in_memory(scenario: Scenario, mutant: str | None, record: bool):
@@ -33,6 +34,7 @@ def _emulate_in_memory(scenario: Scenario, mutant: str | None, record: bool):
 def pin(scenario: Scenario, mutant: str | None = None, *, name: str | None = None,
         note: str | None = None) -> tuple[Scenario, dict[str, Any]]:
     """``scenario`` with its drawn faults pinned as ``faults.schedule`` (see the module docstring)."""
+    scenario = shaped(scenario)  # a swarm seed's drawn job shape stays in the pinned scenario
     result = _emulate_in_memory(scenario, mutant, record=True)
     data = scenario.to_dict()
     faults = {**result.drawn, "swarm": False, "schedule": result.schedule or []}

@@ -208,6 +208,7 @@ class CheckpointCoordinator:
             decided.declined, decided.timed_out = dict(pending.declines), outcome.timed_out
             decided.failed_regions = outcome.failed_regions
             return decided, ABORTED, None
+        outcome.counter_at_decision = self.counters.consecutive_regional
         if not pending.savepoint:
             pending.forced_global = (pending.forced_at_trigger if self.mutant == "forced-flag-at-trigger"
                                      else self.counters.forced_now(self.settings, mutant=self.mutant))
@@ -247,6 +248,14 @@ class CheckpointCoordinator:
             return self._complete_savepoint(pending, outcome)
         return self._complete(pending, outcome, kind)
 
+    def notifications(self, pending: PendingCheckpoint, kind: str) -> dict[Task, str]:
+        """What each task would be told if N completed as ``kind`` now (the ``notify-before-metadata``
+        mutant tells them before the metadata is written)."""
+        grafted = pending.grafted if pending.grafted is not None else self.fallback
+        failed = pending.decision.failed_regions if pending.decision is not None else ()
+        return merge_entries(self.graph.tasks(), self.regions, failed, pending.acks, grafted, kind,
+                             mutant=self.mutant)[1]
+
     def subsumed_pending(self, checkpoint_id: int) -> list[PendingCheckpoint]:
         """The pending checkpoints older than ``checkpoint_id`` that its completion subsumes
         (``dropSubsumedCheckpoints``: ``getCheckpointID() < checkpointId && canBeSubsumed()``, not a
@@ -280,6 +289,7 @@ class CheckpointCoordinator:
         else:
             entries, notifications = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions,
                                                    pending.acks, grafted, kind, mutant=self.mutant)
+        outcome.counter_before = self.counters.consecutive_regional  # other checkpoints may have ended since N's decision
         self.counters.completed(self.settings, kind)
         coord_state = pending.coordinator_snapshot or {}
         if kind == REGIONAL and getattr(pending, "fallback_state", None) is not None:
@@ -297,6 +307,7 @@ class CheckpointCoordinator:
         """N is aborted for ``reason``: out of the pending table, the counters and the failure count
         moved (`CheckpointCounters.aborted`), the objects its acks wrote to delete."""
         self.pending.pop(pending.checkpoint_id, None)
+        outcome.counter_before = self.counters.consecutive_regional
         job_failed = self.counters.aborted(self.settings, reason, forced=pending.forced_global,
                                            savepoint=pending.savepoint)
         if self.mutant == "fallback-to-aborted":

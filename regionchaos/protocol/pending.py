@@ -128,6 +128,7 @@ class CheckpointOutcome:
     savepoint: bool = False
     job_failed: bool = False  # more consecutive failed checkpoints than tolerable-failed-checkpoints
     failures_after: int = 0  # consecutive failed checkpoints after this decision
+    counter_at_decision: int | None = None  # the counter the decision read (None: aborted before any decision)
     checkpoint: CompletedCheckpoint | None = None
     notifications: dict[Task, str] = field(default_factory=dict)
     subsumed: tuple[int, ...] = ()

@@ -2,19 +2,23 @@
 -- F4 (PR, max-consecutive-failures 0): a chain from a REGIONAL checkpoint N that is the first one after the last
 -- GLOBAL checkpoint or tier-2 reset (F4's, see its streak mechanism), through links to checkpoints no older than
 -- that GLOBAL one.
+-- Decisions are taken in the history's order (decided_seq): with checkpoints pending at once a newer one
+-- can be decided, and reset the counter, before an older one completes.
 WITH RECURSIVE d AS (
-  SELECT c.run_id, c.checkpoint_id, c.status, c.completed,
+  SELECT c.run_id, c.checkpoint_id, c.status, c.completed, c.decided_seq,
          max(CASE WHEN c.completed AND c.status = 'GLOBAL' THEN c.checkpoint_id END)
-           OVER (PARTITION BY c.run_id ORDER BY c.checkpoint_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS last_global,
+           OVER (PARTITION BY c.run_id ORDER BY c.decided_seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS last_global,
+         max(CASE WHEN c.completed AND c.status = 'GLOBAL' THEN c.decided_seq END)
+           OVER (PARTITION BY c.run_id ORDER BY c.decided_seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS global_seq,
          max(CASE WHEN c.status = 'ABORTED' AND c.forced_global AND c.counter_before > 0 AND c.counter_after = 0
-                  THEN c.checkpoint_id END)
-           OVER (PARTITION BY c.run_id ORDER BY c.checkpoint_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS last_reset
-  FROM rc_checkpoints c WHERE c.decided_seq IS NOT NULL OR c.completed
+                  THEN c.decided_seq END)
+           OVER (PARTITION BY c.run_id ORDER BY c.decided_seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS reset_seq
+  FROM rc_checkpoints c WHERE c.decided_seq IS NOT NULL
 ),
 s AS (
   SELECT d.*, sum(CASE WHEN d.completed AND d.status = 'REGIONAL' THEN 1 ELSE 0 END)
-           OVER (PARTITION BY d.run_id, greatest(coalesce(d.last_global, -1), coalesce(d.last_reset, -1))
-                 ORDER BY d.checkpoint_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS since_reset
+           OVER (PARTITION BY d.run_id, greatest(coalesce(d.global_seq, -1), coalesce(d.reset_seq, -1))
+                 ORDER BY d.decided_seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS since_reset
   FROM d
 ),
 heads AS (

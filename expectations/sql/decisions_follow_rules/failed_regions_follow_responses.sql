@@ -9,6 +9,9 @@
 -- failed exactly the regions of those tasks: the abort and REGIONAL rules read the decision's failed
 -- regions, so a coordinator that maps tasks to the wrong regions (and says so consistently in its own
 -- decision) is caught here, against the task record and the topology (mutation testing found this gap).
+-- Aborts taken before every response was in are no such decision and name the failures seen so far: a
+-- failover's ('job-failover-region'), a subsumption's ('checkpoint-subsumed'), and with regional checkpoints
+-- off the first decline's ('regional-checkpoints-disabled', 'savepoint-declined').
 WITH deadline AS (
   SELECT run_id, CASE WHEN region_enabled AND semantics = 'flip' AND region_timeout_ms IS NOT NULL
                       THEN region_timeout_ms ELSE timeout_ms END AS deadline_ms
@@ -63,3 +66,5 @@ FROM rc_checkpoints c
 JOIN {batch} r ON r.run_id = c.run_id
 JOIN failing f ON f.run_id = c.run_id AND f.checkpoint_id = c.checkpoint_id
 WHERE c.failed_regions IS NOT NULL AND NOT (sort_array(c.failed_regions) <=> f.regions)
+  AND coalesce(c.reason, '') NOT IN ('job-failover-region', 'checkpoint-subsumed', 'regional-checkpoints-disabled',
+                                     'savepoint-declined')

@@ -1,5 +1,6 @@
 -- FLIP-600 claims at most max-consecutive-failures REGIONAL checkpoints complete in a row (aborted attempts
--- in between do not break the streak: only a GLOBAL checkpoint does).
+-- in between do not break the streak: only a GLOBAL checkpoint does). Checkpoints complete in id order (a
+-- completion subsumes every older pending one), so the id order is the order they completed in.
 WITH c AS (
   SELECT c.run_id, c.checkpoint_id, c.status,
          sum(CASE WHEN c.status = 'GLOBAL' THEN 1 ELSE 0 END)
