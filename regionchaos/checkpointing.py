@@ -49,7 +49,6 @@ from .nemesis import AttemptFaults
 from .protocol.checkpoint import GLOBAL, REGIONAL
 from .protocol.coordinator import (
     ABORTED,
-    N_ABORTED,
     N_COMPLETE,
     R_SUBSUMED,
     CheckpointCoordinator,
@@ -57,14 +56,15 @@ from .protocol.coordinator import (
     PendingCheckpoint,
 )
 from .protocol.rules import PR
-from .task_side import Response, deliver, respond
-from .workload.dataflow import PROCESS
+from .notify import Notifier
+from .outcomes import discard_unacknowledged, late_ack, log_outcome, stray
+from .task_side import Response, respond
 
 if TYPE_CHECKING:
     from .emulator import Emulation
 
-# draws of a checkpoint's delays (`Stream.TIMING`, per attempt): one sub-stream each
-_FALLBACK, _METADATA, _NOTIFY, _ABORT_NOTIFY = 1, 2, 3, 4
+# draws of a checkpoint's delays (`Stream.TIMING`, per attempt): one sub-stream each (`regionchaos.notify`: 3, 4)
+_FALLBACK, _METADATA = 1, 2
 
 
 class Attempt:
@@ -105,8 +105,7 @@ class Checkpointing:
     def __init__(self, em: Emulation):
         self.em = em
         self.attempts: dict[int, Attempt] = {}  # checkpoint id -> attempt, while it is in flight or its acks are
-        self.crashed_in: set[int] = set()  # attempts whose JobManager crash (crash_before_metadata) happened
-        self.awaiting_fallback: list[tuple[str, Any]] = []  # faults placed at the next region fallback
+        self.notifier = Notifier(em)
 
     # -- the trigger ------------------------------------------------------------------------------
 
@@ -127,15 +126,13 @@ class Checkpointing:
         if em.flow.length is not None and em.no_more_splits():
             attempt.sources_done = frozenset(sub for sub in em.flow.owned if em.flow.source_done(sub))
         self.attempts[cid] = attempt
-        self.awaiting_fallback += [(k, t) for k, t, _ in faults.landing("fallback")]
-        for k, t in self.awaiting_fallback:
-            faults.inside.pop((k, t), None)
+        em.instants.await_fallback(faults)
         for r in responses:
             if r.at_ms is not None:
                 em.clock.after(r.at_ms, self._arrive, attempt, r)
         deadline = em.settings.deadline_ms or em.sc.flink.timeout_ms
         em.clock.after(deadline, self._canceller, attempt)
-        self._land_inside(attempt, "pending", 0)
+        em.instants.land_inside(attempt, "pending", 0)
         return attempt
 
     def _live(self, attempt: Attempt) -> bool:
@@ -149,7 +146,7 @@ class Checkpointing:
         if em.coordinator is not attempt.coordinator:
             return  # sent to a JobManager that died: the new one finds its state an orphan
         if not self._live(attempt) or (pending.phase != "pending" and r.task not in pending.marked_declined):
-            self._late(attempt, r)
+            late_ack(em, attempt, r)
             return
         coord = attempt.coordinator
         attempt.arrived += 1
@@ -161,26 +158,13 @@ class Checkpointing:
                 self._ended(attempt, outcome)
                 return
         if pending.phase == "pending":
-            self._land_inside(attempt, "pending", attempt.arrived)
+            em.instants.land_inside(attempt, "pending", attempt.arrived)
         if not self._live(attempt):
             return
         if pending.fully_acknowledged and (pending.phase == "pending" or em.settings.semantics == PR):
             self._decide(attempt, settled=True)
         elif pending.declines and pending.responded() and (pending.phase == "pending" or em.settings.semantics == PR):
             self._decide(attempt, settled=True)
-
-    def _late(self, attempt: Attempt, r: Response) -> None:
-        """An ack for a checkpoint no longer pending (or already decided, under ``flip``): discarded,
-        its state objects uploaded after the checkpoint ended deleted now (``discardSubtaskState``)."""
-        em = self.em
-        if attempt.ended_status == ABORTED:
-            em.interleaving("ack_after_abort")
-        if not r.ack or attempt.ended_ms is None or r.key is None:
-            return
-        if attempt.written_at.get(r.key, 0) > attempt.ended_ms and em.mutant != "late-ack-kept":
-            attempt.written_at[r.key] = -1  # discarded once
-            em.batch.steps.append({"op": "delete", "checkpoint_id": attempt.checkpoint_id, "keys": [r.key],
-                                   "subsumed": []})
 
     def _canceller(self, attempt: Attempt) -> None:
         if not self._live(attempt):
@@ -208,7 +192,7 @@ class Checkpointing:
         if kind == GLOBAL:
             self._finalize(attempt, GLOBAL)
             return
-        self._land_inside(attempt, "pending", None)  # what waited for more responses than came
+        em.instants.land_inside(attempt, "pending", None)  # what waited for more responses than came
         pending.phase = "fallback"
         pending.fallback_requests += 1
         em.log(Kind.FALLBACK_REQUESTED, checkpoint_id=pending.checkpoint_id, request=pending.fallback_requests,
@@ -216,9 +200,8 @@ class Checkpointing:
                fallback_checkpoint_id=coord.store.latest().checkpoint_id if coord.store.latest() else None)
         em.clock.after(self._delay(attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
                        self._fallback_done, attempt, pending.fallback_requests)
-        while pending.fallback_requests == 1 and self.awaiting_fallback and em.coordinator is coord:
-            kind, target = self.awaiting_fallback.pop(0)  # after a JobManager crash the rest wait for the next one
-            em.failover.land(kind, target, f"{kind} while checkpoint {pending.checkpoint_id} falls back")
+        if pending.fallback_requests == 1:
+            em.instants.land_at_fallback(attempt)
 
     def _fallback_done(self, attempt: Attempt, request: int) -> None:
         em, coord, pending = self.em, attempt.coordinator, attempt.pending
@@ -240,40 +223,18 @@ class Checkpointing:
         """N is decided ``kind``: its metadata is written now, done after ``timing.metadata_ms``. A
         JobManager crash between the state upload and the metadata commit (crash_before_metadata)
         lands here."""
-        pending = attempt.pending
+        em, pending = self.em, attempt.pending
         pending.phase = "finalizing"
-        if self.em.mutant == "notify-before-metadata":  # the tasks are told before N is durable
+        if em.mutant == "notify-before-metadata":  # the tasks are told before N is durable
             early = attempt.coordinator.notifications(pending, kind)
-            self._delivered(self._context(attempt, early, completed=True), sorted(early))
+            self.notifier.delivered(self.notifier.context(attempt, early, completed=True), sorted(early))
             attempt.notified = True
-        if self._crash_before_metadata(attempt, kind):
+        if em.instants.crash_before_metadata(attempt, kind):
             return
-        self._land_inside(attempt, "pending", None)
-        self._land_inside(attempt, "finalize", 0)
+        em.instants.land_inside(attempt, "pending", None)
+        em.instants.land_inside(attempt, "finalize", 0)
         if self._live(attempt):
-            self.em.clock.after(self._delay(attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
-
-    def _crash_before_metadata(self, attempt: Attempt, kind: str | None) -> bool:
-        """The attempt's JobManager crash between state upload and metadata commit, if it has one: the
-        checkpoint is voided (with ``metadata-before-state`` its metadata is out already) and the
-        JobManager fails over."""
-        em = self.em
-        if not attempt.faults.crash_before_metadata or attempt.index in self.crashed_in:
-            return False
-        self.crashed_in.add(attempt.index)
-        coord, pending, cid = attempt.coordinator, attempt.pending, attempt.checkpoint_id
-        em.batch.crash_before_metadata = cid
-        if kind is not None and em.mutant == "metadata-before-state":
-            outcome = coord.complete(pending, pending.decision, kind)
-            self._log_outcome(attempt, outcome)
-            em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
-        else:
-            coord.pending.pop(cid, None)
-            em.log(Kind.CHECKPOINT_VOIDED, checkpoint_id=cid, status=kind or ABORTED)
-        em.log(Kind.JOBMANAGER_CRASHED, checkpoint_id=cid, phase="between state upload and metadata commit")
-        em.interleaving("jobmanager_crash_while_finalizing")  # N was finalizing
-        em.failover.jobmanager_failover("crash between state upload and metadata commit")
-        return True
+            em.clock.after(self._delay(attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
 
     def _finalized(self, attempt: Attempt, kind: str) -> None:
         if not self._live(attempt):
@@ -288,15 +249,13 @@ class Checkpointing:
         """N completed or was aborted: logged, its metadata and deletes to storage, older pending
         checkpoints subsumed, the tasks notified; then what waits for a checkpoint's end."""
         em = self.em
-        if outcome.status == ABORTED and outcome.reason is not None and self._crash_before_metadata(attempt, None):
+        if outcome.status == ABORTED and outcome.reason is not None and em.instants.crash_before_metadata(attempt, None):
             return
         coord, cid = attempt.coordinator, attempt.checkpoint_id
         attempt.ended_ms, attempt.ended_status = em.clock.now_ms, outcome.status
-        stray = {k for k, at in attempt.written_at.items() if at <= attempt.ended_ms} - coord.store.live_objects()
-        if stray:  # the checkpoint's directory: what its tasks uploaded and it does not use
-            outcome.objects_to_delete = frozenset(outcome.objects_to_delete | stray)
-        self._discard_unacknowledged(attempt)
-        self._log_outcome(attempt, outcome)
+        outcome.objects_to_delete = frozenset(outcome.objects_to_delete | stray(attempt, coord.store.live_objects()))
+        discard_unacknowledged(em, attempt)
+        log_outcome(em, attempt, outcome)
         if outcome.completed:
             em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": outcome.checkpoint.to_bytes()})
         if outcome.objects_to_delete or outcome.subsumed:
@@ -306,23 +265,10 @@ class Checkpointing:
             for older in coord.subsumed_pending(cid):
                 self._subsume(self.attempts[older.checkpoint_id], cid)
         if not attempt.notified:
-            self._notify(attempt, outcome)
+            self.notifier.send(attempt, outcome)
         if attempt.faults.inside and em.coordinator is coord:  # placed at an instant N never reached: right after it
-            em.clock.at(em.clock.now_ms, self._land_rest, attempt)
-        em.checkpoint_ended(attempt, outcome)
-
-    def _discard_unacknowledged(self, attempt: Attempt) -> None:
-        """A state object uploaded after its checkpoint ended whose acknowledgement never reaches the
-        JobManager is discarded by its TaskManager when the upload completes (the task learned of the end:
-        its AsyncCheckpointRunnable cleans up state of a checkpoint no longer pending); one whose ack
-        arrives is the JobManager's to discard then (`_late`)."""
-        acked = {r.key for r in attempt.responses.values() if r.at_ms is not None}
-        for key, at in attempt.written_at.items():
-            if at > attempt.ended_ms and key not in acked:
-                self.em.clock.at(at, self._discarded_by_taskmanager, attempt.checkpoint_id, key)
-
-    def _discarded_by_taskmanager(self, checkpoint_id: int, key: str) -> None:
-        self.em.batch.steps.append({"op": "delete", "checkpoint_id": checkpoint_id, "keys": [key], "subsumed": []})
+            em.clock.at(em.clock.now_ms, em.instants.land_rest, attempt)
+        em.triggering.checkpoint_ended(attempt, outcome)
 
     def _subsume(self, attempt: Attempt, by: int) -> None:
         coord = attempt.coordinator
@@ -340,108 +286,6 @@ class Checkpointing:
         coord = em.coordinator
         for pending, outcome in coord.abort_all_pending(reason):
             self._ended(self.attempts[pending.checkpoint_id], outcome)
-
-    def _log_outcome(self, attempt: Attempt, o: CheckpointOutcome) -> None:
-        em = self.em
-        em.stats[{"GLOBAL": "global", "REGIONAL": "regional", ABORTED: "aborted"}[o.status]] += 1
-        region_of = attempt.coordinator.regions
-        em.log(Kind.CHECKPOINT_DECIDED, checkpoint_id=o.checkpoint_id, status=o.status, reason=o.reason,
-               forced_global=o.forced_global, final=o.final, failed_regions=list(o.failed_regions),
-               num_regions=o.num_regions or attempt.coordinator.num_regions,
-               declined=[[t[0], t[1], region_of[t], r] for t, r in sorted(o.declined.items())],
-               timed_out=[[t[0], t[1], region_of[t]] for t in o.timed_out],
-               counter_before=o.counter_before, counter_after=o.counter_after,
-               counter_at_decision=o.counter_at_decision, max_failure_ratio=em.settings.max_failure_ratio,
-               max_consecutive_failures=em.settings.max_consecutive_failures,
-               region_enabled=em.settings.region_enabled,
-               subsumed=list(o.subsumed), deleted=len(o.objects_to_delete),
-               deleted_keys=sorted(o.objects_to_delete),
-               put_failures=sorted(attempt.faults.put_failures), slow_puts=sorted(attempt.faults.slow_puts))
-        if o.checkpoint is not None:
-            em.log(Kind.CHECKPOINT_COMPLETED, checkpoint_id=o.checkpoint_id, type=o.status,
-                   metadata=o.checkpoint.to_json())
-
-    # -- notifications ----------------------------------------------------------------------------
-
-    def _notify(self, attempt: Attempt, outcome: CheckpointOutcome) -> None:
-        """Each task's notification, delivered after its drawn delay (tasks with the same delay in one
-        event, in task order). Under ``pr`` an abort notification carries the latest completed id."""
-        em, coord = self.em, attempt.coordinator
-        latest = None
-        if not outcome.completed and N_COMPLETE not in outcome.notifications.values():  # (that: a mutant's)
-            if em.settings.semantics != PR or coord.store.latest() is None:
-                return  # FLIP: an aborted checkpoint is only aborted (PROTOCOL.md 3.6)
-            latest = coord.store.latest().checkpoint_id
-        tasks = sorted(outcome.notifications)
-        lo, hi = em.sc.timing.notify_ms
-        stream = _ABORT_NOTIFY if not outcome.completed else _NOTIFY
-        delays = ([lo] * len(tasks) if lo == hi else
-                  stream_rng(em.sc.seed, Stream.TIMING, attempt.index, stream, attempt.checkpoint_id)
-                  .integers(lo, hi + 1, size=len(tasks)).tolist())
-        groups: dict[int, list] = {}
-        for task, delay in zip(tasks, delays):
-            groups.setdefault(int(delay), []).append(task)
-        ctx = self._context(attempt, outcome.notifications, completed=outcome.completed, latest=latest,
-                            checkpoint=outcome.checkpoint if outcome.status == GLOBAL and not outcome.final else None)
-        for delay in sorted(groups):
-            em.clock.after(delay, self._delivered, ctx, groups[delay])
-        if outcome.final and outcome.completed:
-            em.finishing = (attempt.checkpoint_id, set(tasks))
-
-    def _context(self, attempt: Attempt, notifications: dict, *, completed: bool, latest: int | None = None,
-                 checkpoint: Any = None) -> dict:
-        """What a delivery of N's notifications needs, fixed when they are sent."""
-        coord = attempt.coordinator
-        return {"cid": attempt.checkpoint_id, "latest": latest, "notifications": notifications,
-                "checkpoint": checkpoint, "sources_done": attempt.sources_done, "regions": dict(coord.regions),
-                "checkpoint_completed": completed}
-
-    def _delivered(self, ctx: dict, tasks: list) -> None:
-        em = self.em  # (a notification in flight still arrives after its JobManager died)
-        if em.triggered_after(ctx["cid"]):
-            em.interleaving("notification_after_next_trigger")
-        completes = ctx["latest"] if ctx["latest"] is not None else ctx["cid"]
-        sinks = sorted(t[1] for t in tasks if t[0] == PROCESS)
-        if sinks and (ctx["latest"] is not None or ctx["checkpoint_completed"]):
-            # the sinks told of completed N (complete, regional-complete or fallback); their commits go to the
-            # next commit file: the rules' clock
-            em.log(Kind.NOTIFIED, checkpoint_id=completes, subtasks=sinks, commit_file=em.next_commit_file(),
-                   **({"aborted": ctx["cid"]} if ctx["latest"] is not None else {}))
-        txns = []
-        for task in tasks:
-            kind = ctx["notifications"][task]
-            region = ctx["regions"].get(task, 0)
-            txns += deliver(em, task, ctx["cid"], kind, region=region, attempt=em.attempt,
-                            latest_completed=ctx["latest"], global_checkpoint=ctx["checkpoint"],
-                            sources_done=ctx["sources_done"])
-        if txns:
-            em.batch.steps.append({"op": "commit", "checkpoint_id": completes, "txns": txns})
-        if em.finishing is not None and em.finishing[0] == ctx["cid"]:
-            em.finishing[1].difference_update(tasks)
-            if not em.finishing[1]:
-                em.job_finished(ctx["cid"], "GLOBAL")
-
-    # -- faults inside the checkpoint ---------------------------------------------------------------
-
-    def _land_rest(self, attempt: Attempt) -> None:
-        for instant in ("pending", "finalize"):
-            self._land_inside(attempt, instant, None)
-
-    def _land_inside(self, attempt: Attempt, instant: str, arrived: int | None) -> None:
-        """The attempt's faults placed at ``instant`` land now: for ``pending`` those placed after
-        ``arrived`` responses (None: all that are left, the pending phase is over). A fault placed at an
-        instant its checkpoint does not reach lands right after the checkpoint ended. (Faults placed at
-        ``fallback`` wait for the next REGIONAL decision's fallback, of this checkpoint or a later one.)"""
-        if not attempt.faults.inside or self.em.coordinator is not attempt.coordinator:
-            return
-        due = [(k, t) for k, t, n in attempt.faults.landing(instant)
-               if instant != "pending" or arrived is None or n == arrived]
-        for kind, target in due:
-            attempt.faults.inside.pop((kind, target), None)
-            if self.em.coordinator is not attempt.coordinator:
-                return  # an earlier one of them killed the JobManager
-            self.em.failover.land(kind, target, f"{kind} while checkpoint {attempt.checkpoint_id} "
-                                                f"{'is pending' if instant == 'pending' else 'falls back' if instant == 'fallback' else 'finalizes'}")
 
     # -- delays -----------------------------------------------------------------------------------
 

@@ -24,19 +24,19 @@ from . import history
 from .checkpointing import Checkpointing
 from .failover import Failover
 from .history import Kind
+from .instants import Instants
 from .interleavings import INTERLEAVINGS
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
 from .protocol.checkpoint import CompletedCheckpoint
-from .protocol.coordinator import CheckpointCoordinator, CheckpointOutcome, CoordinatorSettings
+from .protocol.coordinator import CheckpointCoordinator, CoordinatorSettings
 from .protocol.enumerator import SplitEnumerator
-from .protocol.rules import UNCOUNTED
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
 from .scenario import Partitioning, Scenario
 from .timeline import Timeline
+from .triggering import Triggering
 from .workload.dataflow import OPERATOR_MODES, PROCESS, PROCESS_OPERATORS, SOURCE, SOURCE_OPERATORS, Dataflow
 
-MAX_EXTRA_ATTEMPTS = 2000  # bounded jobs: attempts after the heal phase before liveness gives up
 
 
 def job_graph(scenario: Scenario, parallelism: int | None = None) -> JobGraph:
@@ -117,15 +117,13 @@ class Emulation:
         self.flow = Dataflow(scenario, self.stats, self.log, mutant)
         self.failover = Failover(self)
         self.checkpointing = Checkpointing(self)
+        self.triggering = Triggering(self)
+        self.instants = Instants(self)
         self.attempt = 0
         self.restore_seq = 0
         self.reported: dict = {}  # task -> the newest checkpoint it was told completed
         self.finishing: tuple[int, set] | None = None  # the final checkpoint, and the tasks not yet told of it
         self.faults: dict[int, AttemptFaults] = {}
-        self.trigger_times: list[tuple[int, int]] = []  # (checkpoint id, trigger ms), in trigger order
-        self.waiting: int | None = None  # an attempt whose trigger waits for a checkpoint to end
-        self.deferred: int | None = None  # an attempt whose interval waits for the checkpoint before it to end
-        self.last_end_ms: int | None = None
         self.discovery_plan = self._discovery_plan()
         self.coordinator = self.new_coordinator(CompletedCheckpointStore(scenario.flink.num_retained, mutant=mutant,
                                                                           semantics=scenario.flink.semantics),
@@ -182,13 +180,10 @@ class Emulation:
         self.log(Kind.RUN_STARTED, scenario=self.sc.name, seed=self.sc.seed, mutant=self.mutant,
                  drawn=self.nemesis.drawn_parameters(), parallelism=self.parallelism,
                  regions=self.coordinator.num_regions, region_enabled=self.settings.region_enabled)
-        fault_attempts, heal = self.sc.checkpoints, self.sc.faults.heal_checkpoints
-        self.limit = fault_attempts + heal + (MAX_EXTRA_ATTEMPTS if self.flow.length else 0)
-        self.rescales = {e.after_checkpoint: e.parallelism for e in self.sc.rescale}
-        self.clock.at(self.sc.flink.interval_ms // 2, self._interval, 0)
+        self.clock.at(self.sc.flink.interval_ms // 2, self.interval, 0)
         while not self.stats["finished"] and self.clock.step():
             pass
-        self.attempt = len(self.trigger_times)  # the attempts the run made
+        self.attempt = len(self.triggering.times)  # the attempts the run made
         if self.flow.length and not self.stats["finished"]:
             self.log(Kind.JOB_NOT_FINISHED, attempts=self.attempt)
         self.stats["records_in"] = self.flow.records_in()
@@ -198,19 +193,16 @@ class Emulation:
         return RunResult(self.events, self.stats, self.nemesis.drawn_parameters(),
                          list(self.nemesis.recorded) if self.nemesis.recording else None)
 
-    def _one_at_a_time(self) -> bool:
-        return self.sc.flink.max_concurrent == 1
-
-    def _interval(self, index: int) -> None:
+    def interval(self, index: int) -> None:
         """The middle of the interval before attempt ``index``'s trigger: partition discovery, split
         assignment, the records of the interval, and the faults that land between checkpoints. With one
         checkpoint at a time (Flink's default) it waits until the checkpoint before it ended."""
         if self.stats["finished"]:
             return
-        if self.coordinator.pending and self._one_at_a_time():
-            self.deferred = index
+        if self.coordinator.pending and self.sc.flink.max_concurrent == 1:
+            self.triggering.deferred = index
             return
-        self.deferred = None
+        self.triggering.deferred = None
         self.attempt = index
         fault_attempts = self.sc.checkpoints
         healing = index >= fault_attempts
@@ -228,61 +220,7 @@ class Emulation:
         if self.failover.crash(faults):  # failures in the middle of the interval: restore, replay
             self.assign_splits()
             self.flow.advance(index)
-        previous = self.trigger_times[-1][1] if self.trigger_times else 0
-        self.clock.at(max(self.clock.now_ms, previous + self.sc.flink.interval_ms), self._trigger_due, index)
-
-    def _trigger_due(self, index: int) -> None:
-        """Attempt ``index``'s periodic trigger: now, or once a checkpoint slot is free and the min pause
-        since the last checkpoint's end has passed (Flink's CheckpointRequestDecider)."""
-        if self.stats["finished"] or index >= self.limit:
-            return
-        f = self.sc.flink
-        if len(self.coordinator.pending) >= f.max_concurrent:
-            self.waiting = index
-            return
-        if self.last_end_ms is not None and self.clock.now_ms < self.last_end_ms + f.min_pause_ms:
-            self.clock.at(self.last_end_ms + f.min_pause_ms, self._trigger_due, index)
-            return
-        self.waiting = None
-        self._check_end_of_input()
-        attempt = self.checkpointing.trigger(index, self.faults[index])
-        self.trigger_times.append((attempt.checkpoint_id, self.clock.now_ms))
-        nxt = index + 1
-        if nxt < self.limit:
-            self.clock.at(self.clock.now_ms + f.interval_ms // 2, self._interval, nxt)
-
-    def checkpoint_ended(self, attempt, outcome: CheckpointOutcome) -> None:
-        """A checkpoint completed or was aborted: a job that failed restarts, a rescale planned after
-        it happens, then whatever waited for a checkpoint to end (an interval, a trigger)."""
-        self.last_end_ms = self.clock.now_ms
-        if self.progress:
-            self.progress(attempt.index, self.limit, outcome)
-        rescale = outcome.reason not in UNCOUNTED and attempt.index in self.rescales
-        if outcome.job_failed or rescale:  # after the notifications that go out now
-            self.clock.at(self.clock.now_ms, self._restart, outcome.job_failed,
-                          self.rescales.pop(attempt.index) if rescale else None)
-        self.resume()
-
-    def _restart(self, job_failed: bool, parallelism: int | None) -> None:
-        """After a checkpoint's end: the job restarts because it failed (CheckpointFailureManager:
-        tolerable-failed-checkpoints exceeded), then the rescale planned after that attempt."""
-        if job_failed:
-            self.failover.global_restore(None, "checkpoint tolerable failure threshold exceeded")
-        if parallelism is not None and not self.stats["finished"]:
-            self.failover.rescale(parallelism)
-        self.resume()
-
-    def resume(self) -> None:
-        """An interval or a trigger that waited for a checkpoint to end goes on."""
-        if self.deferred is not None and not self.coordinator.pending:
-            self.clock.at(self.clock.now_ms, self._interval, self.deferred)
-            self.deferred = None
-        if self.waiting is not None:
-            self.clock.at(self.clock.now_ms, self._trigger_due, self.waiting)
-            self.waiting = None
-
-    def triggered_after(self, checkpoint_id: int) -> bool:
-        return bool(self.trigger_times) and self.trigger_times[-1][0] > checkpoint_id
+        self.triggering.after_interval(index)
 
     def job_finished(self, checkpoint_id: int, status: str) -> None:
         self.stats["finished"] = True
@@ -294,7 +232,7 @@ class Emulation:
         discovery_left = any(a >= self.attempt for a in self.discovery_plan)
         return not discovery_left and not self.coordinator.enumerator.unassigned
 
-    def _check_end_of_input(self) -> None:
+    def check_end_of_input(self) -> None:
         """FLIP-147: the next checkpoint is the final one only while every split has been read
         to its end right now. A failover after the end of input rewinds a region, which then
         replays: the end of input is revoked until it has caught up again (never latched)."""

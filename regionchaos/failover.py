@@ -160,7 +160,7 @@ class Failover:
             self.restart_from_scratch(cause)
         else:
             self.global_restore(configured, cause, count=False)
-        self.em.resume()  # what waited for a checkpoint of the dead JobManager to end waits no more
+        self.em.triggering.resume()  # what waited for a checkpoint of the dead JobManager to end waits no more
 
     def _missing_on_storage(self, live: set[str]) -> list[str] | None:
         """Objects named by the recovered checkpoints that the new JobManager does not
