@@ -230,6 +230,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
                                        {t: g for t, g in grafted.items() if t not in pending.acked_after_graft},
                                        REGIONAL, mutant=self.mutant)
             notifications = {t: N_COMPLETE for t in self.graph.tasks()}
+            outcome.failed_regions = ()  # a normal, fully acknowledged completion: no region fails it
         else:
             entries, notifications = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions,
                                                    pending.acks, grafted, kind, mutant=self.mutant)

@@ -3,6 +3,9 @@
 -- arrived, in emulated ms after the trigger), not the coordinator's decision event: a region must fail iff
 -- one of its tasks declined or acknowledged after the deadline. The deadline comes from scenario.json: the
 -- per-region timeout with regional checkpoints on under the FLIP's semantics, else the checkpoint timeout.
+-- Under the PR a task the CheckpointCanceller marked declined may still acknowledge, and a checkpoint every
+-- task then acknowledged completes GLOBAL (markUnacknowledgedTasksAsDeclined leaves it in
+-- notYetAcknowledgedTasks): for a GLOBAL checkpoint under the PR the cut-off is when it completed.
 -- Which regions the coordinator failed is read from the metadata: their entries reference an earlier
 -- checkpoint. A completed checkpoint whose task record does not cover every task its trigger expected is
 -- reported too (it cannot be judged). And every decision (GLOBAL, REGIONAL or ABORTED) must name as
@@ -12,17 +15,26 @@
 -- Aborts taken before every response was in are no such decision and name the failures seen so far: a
 -- failover's ('job-failover-region'), a subsumption's ('checkpoint-subsumed'), and with regional checkpoints
 -- off the first decline's ('regional-checkpoints-disabled', 'savepoint-declined').
-WITH deadline AS (
-  SELECT run_id, CASE WHEN region_enabled AND semantics = 'flip' AND region_timeout_ms IS NOT NULL
-                      THEN region_timeout_ms ELSE timeout_ms END AS deadline_ms
-  FROM {batch}
+WITH timed AS (
+  SELECT run_id, checkpoint_id, kind, CAST(get_json_object(detail, '$.time_ms') AS BIGINT) AS time_ms
+  FROM rc_events WHERE kind IN ('checkpoint_triggered', 'checkpoint_decided')
+),
+deadline AS (
+  SELECT c.run_id, c.checkpoint_id,
+         CASE WHEN r.semantics = 'pr' AND c.status = 'GLOBAL' AND d.time_ms - t.time_ms > r.timeout_ms
+              THEN d.time_ms - t.time_ms
+              WHEN r.region_enabled AND r.semantics = 'flip' AND r.region_timeout_ms IS NOT NULL
+              THEN r.region_timeout_ms ELSE r.timeout_ms END AS deadline_ms
+  FROM rc_checkpoints c JOIN {batch} r ON r.run_id = c.run_id
+  LEFT JOIN timed t ON t.run_id = c.run_id AND t.checkpoint_id = c.checkpoint_id AND t.kind = 'checkpoint_triggered'
+  LEFT JOIN timed d ON d.run_id = c.run_id AND d.checkpoint_id = c.checkpoint_id AND d.kind = 'checkpoint_decided'
 ),
 resp AS (
   SELECT t.run_id, t.checkpoint_id, t.region, d.deadline_ms,
          max(CASE WHEN t.response = 'ack' AND t.at_ms <= d.deadline_ms THEN 0 ELSE 1 END) AS must_fail,
          max_by(concat(t.vertex, ' ', t.subtask, ' ', t.response, ' at ', t.at_ms, ' ms'),
                 CASE WHEN t.response = 'ack' THEN t.at_ms ELSE d.deadline_ms + 1 END) AS witness
-  FROM rc_task_responses t JOIN deadline d ON d.run_id = t.run_id
+  FROM rc_task_responses t JOIN deadline d ON d.run_id = t.run_id AND d.checkpoint_id = t.checkpoint_id
   GROUP BY t.run_id, t.checkpoint_id, t.region, d.deadline_ms
 ),
 meta AS (
