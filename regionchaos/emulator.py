@@ -168,7 +168,13 @@ class Emulation:
         assigned = enum.assign_pending(running)
         if assigned and self.coordinator.pending:
             self.interleaving("assignment_between_trigger_and_decision")
+        gateways = self.coordinator.source.gateways
         for sub, new in assigned.items():
+            if gateways.blocked(sub):  # the reader does not get them (`regionchaos.protocol.gateway`)
+                gateways.hold(sub, new)
+                for split in new:
+                    self.log(Kind.SPLIT_HELD, split=split, subtask=sub, closed_for=sorted(gateways.closed[sub]))
+                continue
             for split in new:
                 self.flow.assign(sub, split)
                 self.log(Kind.SPLIT_ASSIGNED, split=split, subtask=sub)

@@ -57,6 +57,7 @@ class Kind(StrEnum):
     FALLBACK_REQUESTED = "fallback_requested"
     FALLBACK_COMPLETED = "fallback_completed"
     NOTIFIED = "notified"
+    SPLIT_HELD = "split_held"
 
 
 def event(seq: int, attempt: int, kind: Kind, **fields: Any) -> dict:
