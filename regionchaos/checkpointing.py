@@ -262,12 +262,9 @@ class Checkpointing:
         if outcome.objects_to_delete or outcome.subsumed:
             em.batch.steps.append({"op": "delete", "checkpoint_id": cid, "keys": sorted(outcome.objects_to_delete),
                                    "subsumed": list(outcome.subsumed)})
-        if outcome.status == REGIONAL and em.settings.semantics == PR:
-            # the failed region's coordinator is told notifyRegionalCheckpointFallback, which leaves closed the
-            # gateways of the source subtasks that declined N before their snapshot (`regionchaos.protocol.gateway`)
-            sync_declined = [t[1] for t, r in attempt.responses.items()
-                             if t[0] == SOURCE and not r.ack and r.reason != UPLOAD_FAILED]
-            coord.source.gateways.close(cid, sync_declined)
+        if outcome.status == REGIONAL and em.settings.semantics == PR:  # `regionchaos.protocol.gateway`
+            coord.source.gateways.close(cid, [t[1] for t, r in attempt.responses.items()
+                                              if t[0] == SOURCE and not r.ack and r.reason != UPLOAD_FAILED])
         if outcome.completed:
             for older in coord.subsumed_pending(cid):
                 self._subsume(self.attempts[older.checkpoint_id], cid)

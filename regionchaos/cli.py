@@ -25,7 +25,7 @@ from rich.markup import escape
 from . import runner
 from .run import NOT_APPLICABLE, ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
-from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
+from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, flink_settings, load, require_emulation
 
 EPILOG = "exit codes: " + ", ".join(f"{code.value} {code.meaning}" for code in ExitCode)
 DESCRIPTION = """\
@@ -570,6 +570,10 @@ def _dispatch(args, console: Console) -> int:
             tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
             console.print(f"[bold]{escape(name)}[/bold] [dim]({escape(sc.backend)})[/dim]{tag}\n"
                           f"    {escape(sc.description.strip())}", highlight=False)
+            settings = [f"{key}={json.dumps(value)}" + ("" if flink else " (not a Flink key)")
+                        for key, value, flink in flink_settings(sc)]
+            if settings:
+                console.print("    [dim]flink:[/dim] " + escape(", ".join(settings)), highlight=False)
         return 0
     if args.command == "mutants":
         for name, what in MUTANTS.items():
