@@ -26,12 +26,11 @@ its module (`regionchaos.tables.spark.SPILL_MIN_ROWS`).
 from __future__ import annotations
 
 from .artifacts import RunArtifacts, read_run
-from .cache import cached_frames, remember_frames
 from .rows import OPERATOR_MODE, build_rows
 from .schemas import SCHEMAS, TABLES, column_names
 from .spark import arrow_schema, arrow_table, build_frames, compact_strings, frame_of, load_tables, rows_to_spark, \
     spill_directory, to_spark, warm_up
 
 __all__ = ["OPERATOR_MODE", "SCHEMAS", "TABLES", "RunArtifacts", "arrow_schema", "arrow_table", "build_frames",
-           "build_rows", "cached_frames", "column_names", "compact_strings", "frame_of", "load_tables", "read_run",
-           "remember_frames", "rows_to_spark", "spill_directory", "to_spark", "warm_up"]
+           "build_rows", "column_names", "compact_strings", "frame_of", "load_tables", "read_run", "rows_to_spark",
+           "spill_directory", "to_spark", "warm_up"]
