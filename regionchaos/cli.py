@@ -534,6 +534,11 @@ def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> No
     console.print(f"swarm {escape(str(result['swarm_id']))}: {result['judged']} seeds judged, "
                   f"{len(result['failing'])} failing, {result['unknown']} unknown, {result['wall_seconds']} s "
                   f"({rate:.1f} seeds/s end to end)")
+    outcome = result.get("outcome") or {}
+    if outcome:  # the worst of its seeds'; with a mutant, whether a seed caught it (README: Outcomes)
+        colour = "green" if outcome.get("green") else "red"
+        console.print(f"  outcome: [{colour}]{escape(str(outcome.get('sentence')))}[/{colour}] "
+                      f"(exit {outcome.get('exit_code')})", highlight=False, soft_wrap=True)
     console.print(f"  tables: {escape(str(result['prefix']))}tables/  ({result['rows']} rows)")
     if result.get("local"):
         console.print(f"  summary (local copy, for `regionchaos replay`): {escape(str(result['local']))}")

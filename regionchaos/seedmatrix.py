@@ -4,7 +4,8 @@ fast path, `regionchaos.swarm`).
 In:  cells: a scenario name, a seed and overrides each (swarm: ``faults.swarm=true``, so the
      seed also draws which fault kinds are on and how likely); an optional mutant.
 Out: per seed its judgement's fields (verdict, failed and unknown invariants, failed rules and
-     what explains them, its standing against its scenario) and outcome, with replay lines. Every
+     what explains them, its standing against its scenario) and its row of the outcome table
+     (``kind``), with replay lines. Every
      seed is emulated into its own run prefix (control plane in the driver, data plane in the
      driver's process: a Spark job per small run costs more than the run), then all runs are
      judged by the GX suites in one pass over tables that carry ``run_id``
@@ -66,7 +67,7 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
             for run_id, judgement in judged.items():
                 out.append({"run_id": run_id, **meta[run_id],
                             **{k: v for k, v in judgement.fields().items() if k != "findings"},
-                            "outcome": run_outcome(judgement).kind})
+                            "kind": run_outcome(judgement).kind})
                 if on_result is not None:
                     on_result(out[-1])
             if not keep_runs:

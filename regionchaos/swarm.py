@@ -239,11 +239,12 @@ def run_partitions(spark, slices: list, body, description: str, *, on_progress=N
 def seed_result(record: dict, judged: Judgement) -> dict:
     """A seed's line in the swarm's result: its record (seed, run id, replay, drawn mix, stats, seconds) and
     its judgement's fields (verdict, failed and unknown invariants, failed rules and what explains them,
-    the findings that showed, its standing), ``outcome`` (the policy's kind for it, the swarm's mutant held
-    to), why each unknown check has no result, and ``error`` for a seed that could not be judged."""
+    the findings that showed, its standing), ``kind`` (its row of the outcome table, the swarm's mutant held
+    to: `regionchaos.judge.policy`), why each unknown check has no result, and ``error`` for a seed that could
+    not be judged."""
     out = {k: record.get(k) for k in ("seed", "run_id", "replay", "drawn", "stats", "emulate_seconds")}
     out.update({k: v for k, v in judged.fields().items() if k not in ("findings", "as_expected")})
-    out["outcome"] = run_outcome(judged).kind
+    out["kind"] = run_outcome(judged).kind
     if judged.unknown:  # why each unknown check has no result (a rule's error, "no result", not evaluable)
         out["unknown_errors"] = {c["name"]: c.get("error") for c in judged.checks if c.get("success") is None
                                  and c["name"] in judged.unknown}

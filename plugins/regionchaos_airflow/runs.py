@@ -273,7 +273,7 @@ def dated_first_seed(when) -> int:
 
 
 SEED_FIELDS = ("seed", "run_id", "verdict", "failed", "unknown", "failed_rules", "explained", "standing", "why",
-               "findings_shown", "outcome", "replay", "error")
+               "findings_shown", "kind", "replay", "error")
 
 
 def swarm_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
