@@ -56,7 +56,7 @@ from .storage.memory import MemoryStore
 from .storage.s3 import ObjectStore, StorageError, StorageUnreachable, check_bucket
 
 # Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
-# GX's validation results (its run time; validate.py's seconds per phase) and Data Docs. Everything
+# GX's validation results (its run time; the judge's seconds per phase) and Data Docs. Everything
 # else under a run's prefix is the same bytes for the same scenario, seed and mutant; their S3 traffic
 # (and the lease's) is counted apart (``stats.s3_apart``, in TIMING_KEY), not in ``stats.s3``.
 TIMING_KEY = "timing/wall_seconds.json"

@@ -51,7 +51,7 @@ DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # with 1.5 GB (bench/results/run/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
 # 1 GB (bench/results/probes/README.md): the process tree's peak on `large` 3,559-3,622 MiB instead of
 # 3,940-3,949 and on 10,000 swarm seeds 2,709 instead of 3,241, the same verdicts and phases within the day's noise
-# (once a big pass no longer broadcast on Parquet sizes, `validate.tuned_session`); but the test command on a fresh
+# (once a big pass no longer broadcast on Parquet sizes, `regionchaos.judge.engine.tuned_session`); but the test command on a fresh
 # clone took 647.3 s (1,220.9 busy CPU s), against 585.7 s (1,102.1) an hour before and 566.7 s (1,063.7) right after
 # with 1.5 GB again (its one long-lived JVM collects more often): kept at 1.5 GB.
 DEFAULT_DRIVER_MEMORY = "1536m"
@@ -60,7 +60,7 @@ DEFAULT_DRIVER_MEMORY = "1536m"
 # the judge with ~190 MiB each, and the 1 GB heap judged `large` as 1.5 GB did (above). Measured on
 # `large` (bench/results/probes/README.md, bench/results/run/run_large_903dd30.json): the process
 # tree's peak 3,093-3,144 MiB instead of 3.8-3.9 GiB (2,963-3,034 with the biggest tables loaded early,
-# validate.validate_run), its phases 1-3 s longer (each of the data plane's tasks starts a worker that imports the
+# regionchaos.judge.intake.deep_run), its phases 1-3 s longer (each of the data plane's tasks starts a worker that imports the
 # package). A session shared by many runs (the tests', a swarm's) keeps the defaults.
 BULK_DRIVER_MEMORY = "1g"
 
