@@ -4,12 +4,12 @@
 
 The old SQL is the rule's file at git revision ``REV`` (default HEAD, so: the uncommitted rewrite
 against the committed rule), the new one the file in the working tree. The corpus, emulated into the
-embedded S3 server and read back as every judge reads it (`validate.load_many`, one batch): every
+embedded S3 server and read back as every judge reads it (`regionchaos.judge.intake.many_runs`, one batch): every
 emulated catalogue scenario but ``large`` at seeds 1..SEEDS (the findings' own scenarios among them), and
 each of them with every mutant at seed 1 (a run that cannot start is skipped and counted).
 ``--large``: instead, ``large`` seed 1 alone (where a rule's cost shows; few violations).
-Both queries run under the judge's settings for that many rows (`validate.prepare_tables`,
-`validate.tuned_session`); every output row, every column (``detail`` included), is compared as a
+Both queries run under the judge's settings for that many rows (`regionchaos.judge.engine.prepare_tables`,
+`regionchaos.judge.engine.tuned_session`); every output row, every column (``detail`` included), is compared as a
 multiset. Prints the runs, how many have violating rows, each side's rows and fastest time of two;
 exit 0 when identical, 1 when not (with rows only one side gives) or when a side's SQL raises, 2 on
 bad input.
@@ -53,9 +53,9 @@ def corpus(seeds: int, large: bool) -> list[tuple[str, int, str | None]]:
 
 def rows(spark, sql: str) -> tuple[collections.Counter, float]:
     """The rule's output rows as a multiset of string tuples, and the fastest of two runs."""
-    from regionchaos.validate import _strip_comments  # as the judge reads a rule's file
+    from regionchaos.judge.suites import strip_comments  # as the judge reads a rule's file
 
-    body = _strip_comments(sql)
+    body = strip_comments(sql)
     best, out = float("inf"), collections.Counter()
     for _ in range(2):
         started = time.perf_counter()

@@ -51,7 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos.scenario import load
     from regionchaos.spark import get_spark
     from regionchaos.storage import EmbeddedS3, ObjectStore
-    from regionchaos.validate import validate_runs
+    from regionchaos import tables as T
+    from regionchaos.judge import intake
+    from regionchaos.judge.runs import judge_stores
+    from regionchaos.judge.stats import table_rows
+    from regionchaos.plain_sql import plain_sql_results
+
+    def judged(spark, store, run_id: str) -> dict:
+        """The run's checks and verdict: GX's (the judge), or the same rules as plain Spark SQL."""
+        if not args.plain_sql:
+            judgement = judge_stores(spark, [store])[run_id]
+            return {"checks": judgement.checks, "verdict": judgement.verdict}
+        with T.spill_directory(spark) as spill:
+            tables, frames, _ = intake.many_runs(spark, [store], spill_dir=spill)
+            return plain_sql_results(spark, tables, [run_id], total_rows=table_rows(frames))[run_id]
 
     console = Console(stderr=True)
     points = [(r, args.checkpoints) for r in args.regions]
@@ -73,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 s3_requests = store.stats.as_dict()["requests"]
                 console.print(f"  emulated in {emulate_s:.1f} s; judging ...")
                 started = time.perf_counter()
-                verdict = validate_runs(spark, [store], plain_sql=args.plain_sql)[run_id]
+                verdict = judged(spark, store, run_id)
                 judge_s = time.perf_counter() - started
             st = result.stats
             failed = [c["name"] for c in verdict["checks"] if c.get("success") is not True]

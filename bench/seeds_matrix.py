@@ -1,6 +1,6 @@
 """Every catalogue scenario, 20 seeds each, on the correct protocol under one policy: a run may
 fail only the rules of recorded findings that apply to its settings, each violation explained by
-such a finding's mechanism (`regionchaos.findings`, ``expectations/mechanisms/``; the per-seed
+such a finding's mechanism (`regionchaos.judge.judgement`'s standing, ``expectations/mechanisms/``; the per-seed
 record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
 its own seed.
 
@@ -33,7 +33,8 @@ import time
 
 from rich.console import Console
 
-from regionchaos.findings import allowed_failures, meets_expectation
+from regionchaos.findings import allowed_failures
+from regionchaos.judge.judgement import FINDING, VALID, judgement_of_record
 from regionchaos.scenario import catalogue, load
 from regionchaos.seedmatrix import Cell, judge_cells
 
@@ -91,12 +92,9 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     every failure must be a declared finding's rule (`regionchaos.findings`) under the
     settings the seed ran with, and a scenario marked ``expect: invalid`` must fail its own."""
     sc = load(name, overrides=overrides)
-    off = [(r, why) for r in runs
-           for ok, why in [meets_expectation(load(name, overrides=overrides, seed=int(r["seed"])), r["verdict"],
-                                             r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
-                                             explained=r.get("explained"),
-                                             must_show=int(r["seed"]) == sc.seed)]
-           if not ok]
+    judged = [(r, judgement_of_record(r, scenario=load(name, overrides=overrides, seed=int(r["seed"])),
+                                      must_show=int(r["seed"]) == sc.seed)) for r in runs]
+    off = [(r, j.why) for r, j in judged if j.standing not in (VALID, FINDING)]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
     # the failed rules (invariant.rule) where the records have them, else the failed invariants
     failed = sorted({name for r in runs for name in (r["failed_rules"] if "failed_rules" in r else r["failed"])})

@@ -89,8 +89,8 @@ def swarm_sample() -> dict[str, Any]:
 @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
 def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
               swarm: dict[str, Any] | None) -> dict[str, Any]:
-    """Fail when a scenario is not as expected (a missing row counts as a failure) or
-    the swarm sample has an unexplained invalid, unknown or missing seed."""
+    """Fail when a scenario's outcome is not green by the one outcome table (README: Outcomes; a missing
+    row counts as a failure) or the swarm sample's is not (an unexplained invalid, unknown or missing seed)."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos_airflow.operators import NOTE_XCOM, nightly_note
@@ -105,7 +105,7 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
     if swarm is None:
         problems.append("swarm sample: no result (its task failed)")
     elif swarm["seeds"]:
-        problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])]
+        problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])[1]]
     get_current_context()["ti"].xcom_push(NOTE_XCOM, nightly_note(plan, rows, swarm, problems))
     if problems:
         raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
@@ -153,9 +153,9 @@ def regionchaos_nightly():
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
     the cluster), then `publish_report` checks the report is in storage. `swarm_sample`
     judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.swarm`).
-    `summarize` fails the DAG run when a scenario expected valid is not valid, a finding
-    (`expect: invalid`) is not invalid for the invariant it names, or a swarm seed is
-    invalid (beyond a recorded finding's invariants) or unknown.
+    `summarize` holds every run to the one outcome table (README: Outcomes) and fails the DAG run
+    when one is not green: a violation no recorded finding explains, a finding's scenario that no
+    longer fails for the invariant it names, a run or swarm seed unknown or missing.
     """
 
     plan = plan_runs()

@@ -67,7 +67,9 @@ def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
 
 @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
 def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
-    """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
+    """The swarm's outcome over every batch's seeds (the one outcome table: the worst of its seeds'; with
+    a mutant, caught or not, red either way); list the problem seeds with replay lines and fail when it is
+    not green (see judge_swarm)."""
     from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos_airflow.operators import NOTE_XCOM, swarm_note
@@ -78,11 +80,12 @@ def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]
     mutant = batches[0]["mutant"] if batches else None
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
     print(f"swarm: {seeds} seeds, {counts}")
-    problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
-    get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, seeds=seeds, mutant=mutant, problems=problems))
+    outcome, problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
+    print(f"swarm outcome: {outcome.sentence} (exit {outcome.exit_code})", flush=True)
+    get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, outcome))
     if problems:
         raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
-    return {"seeds": seeds, **counts}
+    return {"seeds": seeds, **counts, "outcome": outcome.as_dict()}
 
 
 @dag(
@@ -104,8 +107,9 @@ def regionchaos_swarm():
     emulating in memory, their rows Parquet under `swarms/SWARM_ID/`, one pass of the GX
     suites judges the batch; the swarm id is keyed by scenario, seeds and mutant, so a
     retried batch replaces its own tables); `summarize` lists the failing seeds with their
-    replay lines and fails the DAG run on any invalid or unknown seed (with a mutant: when
-    no seed caught it).
+    replay lines and holds the swarm to the one outcome table (README: Outcomes): red on a seed
+    that is invalid beyond a recorded finding, unknown or missing, and with a mutant whether a
+    seed caught it or none did (the note says which).
     """
 
     batches = plan_batches()

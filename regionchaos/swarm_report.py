@@ -14,7 +14,7 @@ import shlex
 from typing import Any
 
 from .nemesis import FAULT_KINDS
-from .report import CSS, VERDICT_COLOURS, _plt, _png
+from .report import CSS, VERDICT_COLOURS, _plt, _png, template
 from .scenario import INVARIANTS
 
 SLOWEST = 10
@@ -76,8 +76,6 @@ def _plot_mix(mix: list[dict]) -> str | None:
 
 
 def build_swarm_report(result: dict) -> str:
-    from .report import template
-
     runs = result["runs"]
     counts: dict[str, int] = {}
     for r in runs:

@@ -5,8 +5,8 @@ In:  scripts/demo_airflow.sh (sources scripts/airflow-env.sh: Airflow on SQLite 
      ``airflow dags trigger`` CLI with a bad param, and a real api-server (with its
      dag-processor, no scheduler; tests/airflow_server.py) taking triggers over REST.
 Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state
-     (a caught mutant fails the run, with the failed invariants in the failure message, the
-     verdict in the run's note and the "Chaos report" link of its tasks); a task log without
+     (a caught mutant fails the run, manual or swarm, with the failed invariants in the failure
+     message, the verdict in the run's note and the "Chaos report" link of its tasks); a task log without
      GX's INFO flood, with progress lines; a clear refusal of a bad value, naming the form
      field, and no DAG run created for it.
 """
@@ -173,10 +173,11 @@ def test_a_run_created_around_the_api_server_fails_its_first_task_naming_the_fie
     assert "regionchaos verdict" not in failed.stdout
 
 
-def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(demo, airflow_home):
+def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_a_caught_mutant_turns_it_red(demo, airflow_home):
     """`airflow dags test regionchaos_swarm`: six smoke seeds in two mapped batches, each a fast
     swarm (seeds as Spark tasks, tables under swarms/, one GX pass); with the mutant
-    failed-region-commits the run succeeds only if some seed catches it, through notifications."""
+    failed-region-commits some seed catches it, through notifications, and the DAG run is red by the
+    one outcome table (a caught mutant exits 1), its summarize task saying so."""
     conf = '{"scenario": "smoke", "seeds": 6, "first_seed": 1, "batch_size": 3, "mutant": "failed-region-commits"}'
     log = airflow_home / "swarm.log"
     proc = subprocess.run(
@@ -186,15 +187,19 @@ def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(de
         timeout=DEMO_TIMEOUT_S,
     )
     text = log.read_text()
-    assert proc.returncode == 0, text[-4000:]
-    assert re.search(r"DagRun Finished: .*state=success", text), text[-4000:]
+    assert proc.returncode != 0, text[-4000:]
+    assert re.search(r"DagRun Finished: .*state=failed", text), text[-4000:]
     batches = re.findall(r"batch \d: 3 judged, (\d) failing, 0 unknown in [\d.]+ s; tables: s3://\S+/swarms/(\S+)/tables/",
                          text)
-    assert len(batches) == 2, text[-4000:]
+    assert len(batches) == 2, text[-4000:]  # both batches ran: red is the summary's decision, not a crash
     assert sum(int(failing) for failing, _ in batches) >= 1
     caught = re.findall(r"seed (\d): invalid \[([^\]]*)\]; replay: regionchaos run --scenario smoke --seed \1 .*"
                         r"--mutant failed-region-commits; deep replay: regionchaos replay (\S+) --seed \1", text)
     assert any("notifications" in failed for _, failed, _ in caught), text[-4000:]
+    said = re.search(r"swarm outcome: swarm of 6 seed\(s\) with mutant failed-region-commits: the checks caught mutant "
+                     r"failed-region-commits on (\d) of 6 seeds .*\(exit 1\)", text)
+    assert said and int(said.group(1)) == sum(int(failing) for failing, _ in batches), text[-4000:]
+    assert "AirflowFailException: swarm failed:" in text
     assert "great_expectations._docs_decorators" not in text  # GX's INFO lines stay out of the task log
 
 

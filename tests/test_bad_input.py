@@ -246,11 +246,11 @@ def test_print_summary_prints_hostile_text_as_typed():
                "replay": HOSTILE, "error": f"validate failed: ValueError: {HOSTILE}",
                "checks": [{"name": HOSTILE, "success": False, "failed_rules": ["r"]}],
                "findings": [{"id": HOSTILE, "title": HOSTILE, "rules": [f"{HOSTILE}.r"]}],
-               "as_expected": {"ok": False, "why": HOSTILE}}
+               "outcome": {"sentence": f"unknown: {HOSTILE}", "green": False, "exit_code": 3}}
     for embedded in (False, True):
         console = Console(file=io.StringIO(), width=400)
         cli.print_summary(summary, console, embedded=embedded)
-        # run id, check, error, finding id, title and rule, why, report, local, replay
+        # run id, check, error, finding id, title and rule, the outcome's sentence, report, local, replay
         assert console.file.getvalue().count(HOSTILE) == 10, console.file.getvalue()
 
 
@@ -309,6 +309,6 @@ def test_help_still_works(capsys):
 
 
 def test_invariant_names_are_the_suites():
-    from regionchaos.validate import load_suites
+    from regionchaos.judge.suites import load_suites
 
     assert tuple(s.name for s in load_suites()) == INVARIANTS

@@ -110,8 +110,8 @@ def _page_text(page: str) -> str:
 def validation_page(by_run: dict[str, dict]) -> str:
     """GX 1.24's Data Docs page (its site builder's renderer and view) of one failed ``ExpectRuleHolds``
     whose result ``_validate`` made from the suite metric's value ``by_run``, with the meta GX's Spark
-    dataframe asset writes (no ``data_asset_name`` in ``batch_spec``) as `validate.name_data_assets`
-    leaves it, the run name `validate.gx_run_name` gives."""
+    dataframe asset writes (no ``data_asset_name`` in ``batch_spec``) as `regionchaos.judge.engine.name_data_assets`
+    leaves it, the run name `regionchaos.judge.engine.gx_run_name` gives."""
     from types import SimpleNamespace
 
     from great_expectations.core import ExpectationSuiteValidationResult, ExpectationValidationResult
@@ -119,9 +119,10 @@ def validation_page(by_run: dict[str, dict]) -> str:
     from great_expectations.render.renderer import ValidationResultsPageRenderer
     from great_expectations.render.view import DefaultJinjaPageView
 
-    from regionchaos import validate as V
+    from regionchaos.judge import engine as E
+    from regionchaos.judge import suites as S
 
-    rule = V.load_custom().ExpectRuleHolds(
+    rule = S.load_custom().ExpectRuleHolds(
         suite="notifications", rule="failed_region_did_not_commit", unexpected_rows_query="SELECT * FROM {batch}",
         description="A region that failed checkpoint N commits nothing upon N's notification.")
     result = rule._validate({"regionchaos.suite_violations": {"failed_region_did_not_commit": by_run}})
@@ -131,11 +132,11 @@ def validation_page(by_run: dict[str, dict]) -> str:
         success=False, results=[evr], suite_name="notifications",
         statistics={"evaluated_expectations": 1, "successful_expectations": 0, "unsuccessful_expectations": 1,
                     "success_percent": 0.0},
-        meta={"run_id": RunIdentifier(run_name=V.gx_run_name(sorted(by_run))), "great_expectations_version": "1.24.1",
+        meta={"run_id": RunIdentifier(run_name=E.gx_run_name(sorted(by_run))), "great_expectations_version": "1.24.1",
               "batch_spec": {"batch_data": "SparkDataFrame"},
               "active_batch_definition": {"datasource_name": "regionchaos", "data_connector_name": "fluent",
                                           "data_asset_name": "run", "batch_identifiers": {"dataframe": "<DATAFRAME>"}}})
-    V.name_data_assets(SimpleNamespace(run_results={"notifications": vr}))
+    E.name_data_assets(SimpleNamespace(run_results={"notifications": vr}))
     return DefaultJinjaPageView().render(ValidationResultsPageRenderer().render(vr))
 
 

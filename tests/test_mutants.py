@@ -3,15 +3,16 @@
 In:  `CASES`: per mutant of `regionchaos.scenario.MUTANTS`, a catalogue scenario and seed where
      the mutant matters (found by an offline seed search, then pinned here), the invariant
      suites it must fail and, per suite, the rules; the findings' scenarios.
-Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.run.exit_code`)
-     and (b) each named invariant failed through each named rule (not just any); the unmutated
-     protocol on the same scenario and seed is valid (exit code 0) with every rule at 0 rows; each
-     finding fails exactly its declared invariants.
+Out: for each case (a) the checks caught it (a violation no finding explains: exit code 1 through
+     the outcome policy, `regionchaos.judge.policy`) and (b) each named invariant failed through each
+     named rule (not just any); the unmutated protocol on the same scenario and seed is valid (exit
+     code 0) with every rule at 0 rows; each finding fails exactly its declared invariants, as its
+     scenario allows (exit code 0, the finding named).
 
 Cost: every run is emulated through the runner (`runner.start` into the
 embedded S3 server; the data plane's partition function runs in this process, `spark=None`,
 which halves the emulation time here), then all runs are judged by ONE pass of the GX suites
-on Spark (`validate_runs`: every table carries run_id). Per-run validation through
+on Spark (`regionchaos.judge.runs.judge_stores`: every table carries run_id). Per-run validation through
 `runner.run` is covered by tests/test_validate.py.
 """
 
@@ -20,7 +21,9 @@ from __future__ import annotations
 import pytest
 
 from regionchaos import runner
-from regionchaos.run import ExitCode, exit_code
+from regionchaos.judge import run_outcome
+from regionchaos.judge.suites import load_suites
+from regionchaos.run import ExitCode
 from regionchaos.scenario import MUTANTS, load
 from regionchaos.storage import ObjectStore
 from tests.judge_pool import pooled
@@ -110,7 +113,7 @@ def judged(judge_pool) -> dict[str, dict]:
 
 
 def _failed(result: dict) -> set[str]:
-    return {c["name"] for c in result["checks"] if c["success"] is False}
+    return {c["name"] for c in result.checks if c["success"] is False}
 
 
 def test_every_mutant_has_a_case():
@@ -118,8 +121,6 @@ def test_every_mutant_has_a_case():
 
 
 def test_every_invariant_is_broken_by_a_mutant_or_finding():
-    from regionchaos.validate import load_suites
-
     broken = {inv for *_, invariants in CASES.values() for inv in invariants} | set().union(*FINDINGS.values())
     assert {s.name for s in load_suites()} == broken
 
@@ -127,8 +128,6 @@ def test_every_invariant_is_broken_by_a_mutant_or_finding():
 def test_suite_files_claim_what_this_module_proves():
     """Each suite's ``broken_by`` (shown in Data Docs and expectations/README.md) lists exactly
     the mutants and findings proven here to break it: no claim without a test."""
-    from regionchaos.validate import load_suites
-
     for s in load_suites():
         proven = {m for m, (*_, invariants) in CASES.items() if s.name in invariants}
         assert set(s.mutants) == proven, f"{s.name}: broken_by lists {sorted(s.mutants)}, proven {sorted(proven)}"
@@ -139,8 +138,9 @@ def test_suite_files_claim_what_this_module_proves():
 def test_mutant_fails_its_invariant_through_the_rule_it_breaks(judged, mutant):
     scenario, seed, overrides, invariants = CASES[mutant]
     result = judged[_run_id(scenario, seed, mutant, overrides)]
-    assert exit_code(result) == ExitCode.INVALID, result["verdict"]
-    checks = {c["name"]: c for c in result["checks"]}
+    outcome = run_outcome(result)  # a violation no finding explains: the checks caught it
+    assert (outcome.kind, outcome.caught, outcome.exit_code) == ("violation", True, ExitCode.INVALID), result.why
+    checks = {c["name"]: c for c in result.checks}
     for invariant, rules in invariants.items():
         check = checks[invariant]
         assert check["success"] is False, f"{mutant} on {scenario} seed {seed}: {invariant} held"
@@ -154,22 +154,23 @@ def test_mutant_fails_its_invariant_through_the_rule_it_breaks(judged, mutant):
 def test_correct_protocol_on_the_same_schedule_is_valid(judged, case):
     scenario, seed, overrides = case
     result = judged[_run_id(scenario, seed, None, dict(overrides))]
-    bad = {c["name"]: (c["success"], c.get("error"), c["examples"][:2]) for c in result["checks"] if c["success"] is not True}
-    assert exit_code(result) == ExitCode.VALID, bad
-    assert all(n == 0 for c in result["checks"] for n in c["rules"].values())  # every rule passed, not just suites
+    bad = {c["name"]: (c["success"], c.get("error"), c["examples"][:2]) for c in result.checks if c["success"] is not True}
+    assert run_outcome(result).exit_code == ExitCode.VALID and result.verdict == "valid", bad
+    assert all(n == 0 for c in result.checks for n in c["rules"].values())  # every rule passed, not just suites
 
 
 @pytest.mark.parametrize("scenario", sorted(FINDINGS))
 def test_finding_fails_for_its_stated_reason(judged, scenario):
-    from regionchaos.findings import allowed_failures, meets_expectation, outcome
+    from regionchaos.findings import allowed_failures
 
     sc = load(scenario)
     assert sc.expect.verdict == "invalid" and sc.expect.invariant in FINDINGS[scenario]
     assert FINDINGS[scenario] <= allowed_failures(sc)  # declared in regionchaos/findings.py
     result = judged[_run_id(scenario, sc.seed, None, {})]
-    assert exit_code(result) == ExitCode.INVALID
+    assert result.verdict == "invalid"
     assert _failed(result) == FINDINGS[scenario]
-    # and through rules the findings declare, not merely their invariants
-    shows = outcome(result["checks"])
-    assert meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
-                             failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
+    # and through rules the findings declare, not merely their invariants: a declared finding where its
+    # scenario allows it (exit 0, like pytest's xfail), the finding named
+    assert (result.standing, result.why) == ("finding", ""), result.why
+    outcome = run_outcome(result)
+    assert (outcome.kind, outcome.exit_code) == ("finding", ExitCode.VALID) and outcome.findings, outcome

@@ -753,8 +753,10 @@ def test_listable_run_ids(run_id, listed):
 
 def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
-    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00"}
     own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    # the DAG run that made it: stored beside the summary by the run's task (airflow.json), never in it
+    own_prefix("smoke-s1-manual-9/airflow.json", json.dumps(
+        {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00", "note": "**invalid**"}))
     # the wall-clock seconds where runs write them: beside the summary, not in it (docs/ARTIFACTS.md)
     own_prefix("smoke-s1-manual-9/timing/wall_seconds.json", json.dumps(
         {"run_id": "smoke-s1-manual-9", "stats": {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}}))
@@ -788,7 +790,7 @@ def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_p
 
 def test_an_opened_report_has_an_address_of_its_own(own_prefix, auth, client):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
-    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}  # as runs before airflow.json
     own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
     headers = bearer(auth("viewer"))
     page = client.get("/runs/smoke-s1-manual-9/report?invariant=flip_bounds", headers=headers)

@@ -1,4 +1,4 @@
-"""A recursive rule's steps run once each in a GX pass (`validate.tuned_session`).
+"""A recursive rule's steps run once each in a GX pass (`regionchaos.judge.engine.tuned_session`).
 
 Spark runs a recursive CTE step by step (``UnionLoopExec``): it counts each step's rows and, at
 ``spark.sql.cteRecursionAnchorRowsLimitToConvertToLocalRelation`` rows or fewer (100 by default),
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 
-from regionchaos import validate as V
+from regionchaos.judge import engine as E
 
 LIMIT = "spark.sql.cteRecursionAnchorRowsLimitToConvertToLocalRelation"
 # a chain 9 -> 7 -> 4 -> 2 -> 1 per run, as rc_entries' links; depth of each head as in ref_chain_depth_within_bound
@@ -47,7 +47,7 @@ def test_each_recursive_step_runs_once_with_the_same_rows(spark):
     expected = sorted((run, head, depth) for run in ("run-a", "run-b")
                       for head, depth in ((9, 4), (7, 3), (4, 2), (2, 1)))
     before = spark.conf.get(LIMIT, None)
-    with V.tuned_session(spark, 1_000):
+    with E.tuned_session(spark, 1_000):
         assert spark.conf.get(LIMIT) == "0"
         tuned_rows, tuned_jobs = _run(spark)
         spark.conf.set(LIMIT, "100")  # Spark's default, inside the same settings otherwise

@@ -132,8 +132,8 @@ pooled(__name__, _build)
 @pytest.mark.spark
 def test_edited_union_offset_breaks_union_offsets_reachable(judge_pool):
     judged = judge_pool.results(__name__)
-    intact = {c["name"]: c for c in judged["union-tamper-intact"]["checks"]}
-    edited = {c["name"]: c for c in judged["union-tamper-edited"]["checks"]}
+    intact = {c["name"]: c for c in judged["union-tamper-intact"].checks}
+    edited = {c["name"]: c for c in judged["union-tamper-edited"].checks}
     assert intact["reachable_global_state"]["success"] is True
     assert edited["reachable_global_state"]["success"] is False
     assert edited["reachable_global_state"]["failed_rules"] == ["union_offsets_reachable"]

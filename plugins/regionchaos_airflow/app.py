@@ -64,7 +64,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import MutableHeaders
 
-from regionchaos_airflow.runs import (RUN_ID_RE, dag_run_link, duration_text, listable_run_id, result_row, run_times,
+from regionchaos_airflow.runs import (AIRFLOW_KEY, RUN_ID_RE, dag_run_link, duration_text, listable_run_id, result_row, run_times,
                                       summary_problem, view_links)
 
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
@@ -257,8 +257,8 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
         if problem is not None:  # shown as such; the other runs are listed as usual
             return {"run_id": run_id, "verdict": "unreadable", "error": problem, "failed": [], "checks": {},
                     "modified": modified, **view_links(run_id)}
-        row = result_row(doc)
         timing = read_timing(client, config.bucket, f"{top}{run_id}/")
+        row = result_row(doc, read_beside(client, config.bucket, f"{top}{run_id}/", AIRFLOW_KEY))
         row.update(run_id=run_id, modified=modified, **view_links(run_id), **run_times(doc, modified, timing))
         return row
 
@@ -326,9 +326,16 @@ def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
 def read_timing(client, bucket: str, run_prefix: str) -> Any:
     """A run's wall-clock seconds (``timing/wall_seconds.json`` under ``run_prefix``), or None when it
     has none (runs written before it existed) or it cannot be read: the view then shows no duration."""
+    return read_beside(client, bucket, run_prefix, "timing/wall_seconds.json")
+
+
+def read_beside(client, bucket: str, run_prefix: str, key: str) -> Any:
+    """A JSON document stored beside a run's summary (``timing/wall_seconds.json``; ``airflow.json``: the DAG
+    run that made it, `AIRFLOW_KEY`), or None when there is none or it cannot be read: the row then lacks
+    what it would tell, the rest as usual."""
     try:
-        doc, _, problem = _read_json(client, bucket, run_prefix + "timing/wall_seconds.json")
-    except Exception:  # noqa: BLE001 - missing or unreadable: no duration, the rest of the row as usual
+        doc, _, problem = _read_json(client, bucket, run_prefix + key)
+    except Exception:  # noqa: BLE001 - missing or unreadable
         return None
     return doc if problem is None else None
 
@@ -389,23 +396,25 @@ def report_page(request: Request, run_id: str, invariant: str = Query("", max_le
     if config is None:
         return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
     client = config.client()
-    timing = None
+    timing = airflow = None
     try:
         doc, modified, problem = _read_json(client, config.bucket, config.run_prefix(run_id) + "summary.json")
         timing = read_timing(client, config.bucket, config.run_prefix(run_id))
+        airflow = read_beside(client, config.bucket, config.run_prefix(run_id), AIRFLOW_KEY)
     except Exception:  # noqa: BLE001 - no summary (yet), or unreadable: the report may still be there
-        doc, modified, problem = None, "", "no summary.json"
+        doc, modified, problem, airflow = None, "", "no summary.json", None
     finally:
         client.close()
     row = {"run_id": run_id, "verdict": "unknown", "failed": []}
     if problem is None and summary_problem(doc) is None:
-        row = result_row(doc)
+        row = result_row(doc, airflow)
         row.update(run_id=run_id, **run_times(doc, modified, timing))
     base = _base(request)
     anchor = f"#inv-{quote(invariant, safe='')}" if invariant else ""
     return _html(lambda nonce: _template("report.html.j2").render(
         nonce=nonce, row=row, base=base, invariant=invariant, anchor=anchor, problem=problem,
-        dag_run=dag_run_link(doc if isinstance(doc, dict) else {}, _airflow_root(base)),
+        dag_run=dag_run_link(airflow if isinstance(airflow, dict) else doc if isinstance(doc, dict) else {},
+                             _airflow_root(base)),
         share=str(request.url)), csp=REPORT_PAGE_CSP)
 
 

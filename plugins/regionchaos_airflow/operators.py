@@ -17,14 +17,17 @@ access at parse time). In cluster mode ``spark_jobs/emulate.py`` emulates the ru
 cluster into shared storage, then `validate` judges and reports it in the worker through
 ``regionchaos.runner.finish`` (see its docstring); shared storage is required there.
 
-The verdict in Airflow's own terms:
+The verdict in Airflow's own terms, by the one outcome table (`regionchaos.judge.policy.run_outcome`,
+README: Outcomes), as the CLI's exit code:
   * `publish_report` of a manual run fails the task (so the DAG run) once the report is
-    published, when the run is not as its scenario expects (`run_outcome`: invalid where
-    valid was expected, a mutant caught, unknown); the failure message names the failed
-    invariants. A run showing a recorded finding stays green and says so.
-  * every run task pushes the XCom ``regionchaos_note`` (verdict, failed invariants, report
+    published, when the run's outcome is not green (a violation no finding explains, a caught
+    or uncaught mutant, a finding's scenario that no longer fails, unknown); the failure message
+    is the outcome's sentence. A run showing a recorded finding stays green and says so.
+  * every run task pushes the XCom ``regionchaos_note`` (the outcome's sentence, the run, the report
     link), which ``regionchaos_airflow.listener`` copies into the DAG run's note, and
-    ``regionchaos_report_url``, which the "Chaos report" extra link (`ChaosReportLink`) opens.
+    ``regionchaos_report_url``, which the "Chaos report" extra link (`ChaosReportLink`) opens. The
+    DAG run and its note are stored beside the run's ``summary.json``, in ``airflow.json``
+    (`record_dag_run`): the summary itself is written once, by the run.
   * task logs: GX, Spark and py4j at WARNING (`quiet_libraries`), the runner's progress
     (emulation, then one line per GX suite: `suite_progress`), then the verdict and the
     report's address in Airflow (`report_url`).
@@ -35,9 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,9 @@ from airflow.providers.standard.decorators.python import _PythonDecoratedOperato
 from airflow.sdk import BaseOperatorLink, get_current_context, task
 from airflow.sdk.bases.decorator import task_decorator_factory
 
-from regionchaos_airflow.runs import PLUGIN_PREFIX, RUN_ID_RE, result_row, skipped_runs, view_links
+from regionchaos.judge import RunOutcome, run_outcome
+from regionchaos.judge.judgement import UNKNOWN
+from regionchaos_airflow.runs import AIRFLOW_KEY, PLUGIN_PREFIX, RUN_ID_RE, result_row, skipped_runs, view_links
 
 log = logging.getLogger(__name__)
 
@@ -68,53 +71,6 @@ def spark_conn_id(env: dict[str, str] | None = None) -> str | None:
 
 # -- the verdict in Airflow's terms ----------------------------------------------------------
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a run means for its DAG run: ``ok`` keeps it green; ``headline`` says why."""
-
-    ok: bool
-    verdict: str
-    headline: str
-    failed: list[str] = field(default_factory=list)
-
-
-def run_outcome(summary: dict[str, Any], scenario: Any = None) -> Outcome:
-    """Judge one run's summary for Airflow: valid stays green; invalid stays green only when a
-    recorded finding explains every rule it failed (`regionchaos.findings.meets_expectation`,
-    for the scenario's settings, ``scenario`` a Scenario); a mutant run that is invalid (the
-    checks caught it), an unexplained invalid and an unknown verdict fail."""
-    from regionchaos import findings
-
-    verdict = summary.get("verdict") or "unknown"
-    shows = findings.outcome(summary.get("checks") or [])
-    failed = shows["failed"]
-    mutant = summary.get("mutant")
-    if verdict == "valid" and not shows["unknown"]:
-        return Outcome(True, verdict, "valid: every invariant holds")
-    if verdict == "invalid" and mutant:
-        return Outcome(False, verdict, f"invalid: the checks caught mutant {mutant}; failed invariants: "
-                                       f"{', '.join(failed) or 'none recorded'}", failed)
-    if verdict == "invalid" and scenario is not None:
-        ok, why = findings.meets_expectation(scenario, verdict, failed, shows["unknown"],
-                                             failed_rules=shows["failed_rules"], explained=shows["explained"],
-                                             must_show=False)
-        if ok and not findings.applicable(scenario):  # a real-Flink negative control: no finding to name
-            return Outcome(True, verdict, f"invalid as expected: a negative control; failed invariants: "
-                                          f"{', '.join(failed)}", failed)
-        if ok:
-            shown = [f for f in findings.applicable(scenario)
-                     if set(f.rules_for(scenario)) & set(shows["failed_rules"])]
-            names = ", ".join(f"{f.id} ({f.title})" for f in shown) or "a recorded finding"
-            return Outcome(True, verdict, f"invalid as expected: the run shows finding {names}, recorded in "
-                                          f"FINDINGS.md; failed invariants: {', '.join(failed)}", failed)
-        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed)} ({why})", failed)
-    if verdict == "invalid":
-        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed) or 'none recorded'}", failed)
-    reason = summary.get("error") or (f"no result for {', '.join(shows['unknown'])}" if shows["unknown"] else
-                                      "no verdict")
-    return Outcome(False, "unknown", f"unknown: {reason}", failed)
-
-
 def airflow_base_url() -> str:
     """Where this Airflow's UI answers (``[api] base_url``, else the API host and port)."""
     from airflow.sdk.configuration import conf
@@ -134,9 +90,10 @@ def report_url(run_id: str, base_url: str | None = None) -> str | None:
     return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + view_links(run_id)["report_view"]
 
 
-def note_text(outcome: Outcome, summary: dict[str, Any], url: str | None) -> str:
-    """The DAG run's note (Markdown): verdict, failed invariants, the report link."""
-    lines = [f"**{outcome.headline}**",
+def note_text(outcome: RunOutcome, summary: dict[str, Any], url: str | None) -> str:
+    """The DAG run's note (Markdown): the outcome's sentence (verdict, failed invariants, the findings that
+    explain them, a mutant caught or not), the run, the report link."""
+    lines = [f"**{outcome.sentence}**",
              f"scenario {summary.get('scenario')}, seed {summary.get('seed')}, mutant {summary.get('mutant') or 'none'}, "
              f"run `{summary.get('run_id')}`"]
     if url:
@@ -160,7 +117,8 @@ def _problem_lines(problems: list[str], limit: int = 8) -> list[str]:
 
 def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: dict[str, Any] | None,
                  problems: list[str], base_url: str | None = None) -> str:
-    """The nightly DAG run's note: how many scenarios ran as expected, the problems, the runs view."""
+    """The nightly DAG run's note: how many scenarios ran as expected (green by the outcome table), the
+    problems, the runs view."""
     verdicts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
     skipped = skipped_runs(plan)
     head = (f"**nightly: {len(plan) - len(skipped)} scenario(s) as expected**" if not problems else
@@ -175,14 +133,14 @@ def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: 
     return "\n\n".join(lines)
 
 
-def swarm_note(rows: list[dict[str, Any]], *, seeds: int, mutant: str | None, problems: list[str]) -> str:
-    """The swarm DAG run's note: seeds, verdicts, the problems (failing seeds with replay lines)."""
+def swarm_note(rows: list[dict[str, Any]], outcome: RunOutcome) -> str:
+    """The swarm DAG run's note: the swarm's outcome (`regionchaos.judge.policy.swarm_outcome`: the worst of
+    its seeds'; with a mutant, whether a seed caught it), the verdicts, the problems (seeds with replay lines)."""
     counts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
-    what = f"swarm of {seeds} seed(s)" + (f" with mutant {mutant}" if mutant else "")
-    head = f"**{what}: {'FAILED' if problems else 'as expected'}**"
-    lines = [head, f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unknown']} unknown"]
-    if problems:
-        lines.append("\n".join(_problem_lines(problems)))
+    lines = [f"**{outcome.sentence}**", f"{counts['valid']} valid, {counts['invalid']} invalid, "
+                                        f"{counts['unknown']} unknown"]
+    if not outcome.green:
+        lines.append("\n".join(_problem_lines(list(outcome.problems))))
     return "\n\n".join(lines)
 
 
@@ -293,13 +251,14 @@ def _scenario(entry: dict[str, Any] | None):
     return from_dict(entry["scenario"]) if entry and entry.get("scenario") else None
 
 
-def _tell(summary: dict[str, Any], entry: dict[str, Any] | None, url: str | None) -> Outcome:
-    """Push the note and the link's address; return the run's outcome."""
-    outcome = run_outcome(summary, _scenario(entry))
-    _push(NOTE_XCOM, note_text(outcome, summary, url))
+def _tell(summary: dict[str, Any], url: str | None) -> tuple[RunOutcome, str]:
+    """Push the note and the link's address; return the run's outcome and its note."""
+    outcome = run_outcome(summary)
+    note = note_text(outcome, summary, url)
+    _push(NOTE_XCOM, note)
     if url:
         _push(REPORT_URL_XCOM, url)
-    return outcome
+    return outcome, note
 
 
 def _shared(storage) -> bool:
@@ -317,32 +276,25 @@ def airflow_key(context: Any) -> dict[str, str] | None:
     return None
 
 
-def with_airflow_key(document: bytes, key: dict[str, str]) -> bytes:
-    """A summary.json with its ``airflow`` entry set to ``key``, the rest as it was."""
-    summary = json.loads(document)
-    summary["airflow"] = key
-    return json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
-
-
-def record_dag_run(summary: dict[str, Any], storage, key: dict[str, str] | None) -> None:
-    """Name the DAG run ``key`` (`airflow_key`) in the run's summary.json (shared storage and the local
-    mirror) and in ``summary``. Best effort: a summary that cannot be rewritten keeps its verdict, unlinked."""
+def record_dag_run(summary: dict[str, Any], storage, key: dict[str, str] | None, note: str | None = None) -> None:
+    """Store what Airflow knows of the run beside its summary: ``airflow.json`` (``{"dag_id", "dag_run_id",
+    "note"}``, `AIRFLOW_KEY`) under the run's prefix (shared storage) and in its local mirror. The run's
+    ``summary.json`` is never rewritten. Best effort: a run whose DAG run cannot be stored keeps its verdict,
+    unlinked."""
     run_id = summary.get("run_id") or ""
     if key is None or not RUN_ID_RE.match(run_id):
         return
-    summary["airflow"] = key
+    body = json.dumps({**key, "note": note}, indent=1, sort_keys=True).encode()
     try:
         if _shared(storage):
             from regionchaos.storage import ObjectStore
 
-            store = ObjectStore.for_run(storage, run_id)
-            if store.exists("summary.json"):
-                store.put("summary.json", with_airflow_key(store.get("summary.json"), key))
-        local = Path(summary["local"]) / "summary.json" if summary.get("local") else None
-        if local is not None and local.is_file():
-            local.write_bytes(with_airflow_key(local.read_bytes(), key))
+            ObjectStore.for_run(storage, run_id).put(AIRFLOW_KEY, body)
+        local = Path(summary["local"]) if summary.get("local") else None
+        if local is not None and local.is_dir():
+            (local / AIRFLOW_KEY).write_bytes(body)
     except Exception as exc:  # noqa: BLE001 - the link is a convenience; the verdict stands
-        log.warning("run %s: could not name DAG run %s in summary.json: %s", run_id, key, exc)
+        log.warning("run %s: could not store DAG run %s beside its summary: %s", run_id, key, exc)
 
 
 @chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False,
@@ -371,13 +323,12 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
             scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
             overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(), console=TaskConsole(),
         )
-    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
         print(line, flush=True)
-    _tell(summary, entry, report_url(summary.get("run_id", "")) if _shared(storage) else None)
-    if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
-                               f"{summary.get('error') or 'no result'}")
+    outcome, note = _tell(summary, report_url(summary.get("run_id", "")) if _shared(storage) else None)
+    record_dag_run(summary, storage, airflow_key(get_current_context()), note)
+    if outcome.kind == UNKNOWN:  # infrastructure: the task fails (and is retried)
+        raise AirflowException(f"run {entry['run_id']}: {outcome.sentence}")
     return summary
 
 
@@ -442,13 +393,12 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
     storage = resolve_storage()
     with suite_progress():
         summary = finish(entry["run_id"], storage=storage, overrides=entry.get("overrides"), console=TaskConsole())
-    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
         print(line, flush=True)
-    _tell(summary, entry, report_url(summary.get("run_id", "")))
-    if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
-                               f"{summary.get('error') or 'no result'}")
+    outcome, note = _tell(summary, report_url(summary.get("run_id", "")))
+    record_dag_run(summary, storage, airflow_key(get_current_context()), note)
+    if outcome.kind == UNKNOWN:  # infrastructure: the task fails (and is retried)
+        raise AirflowException(f"run {entry['run_id']}: {outcome.sentence}")
     return summary
 
 
@@ -460,8 +410,7 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
     With the embedded S3 (no shared storage configured) nothing outlived chaos_run: the
     row says ``published: false`` and the local mirror is where the report is. Ends with the
     verdict and the report's address in Airflow; with ``fail_on_verdict`` (a manual run) the
-    task then fails when the run is not as its scenario expects (`run_outcome`), naming the
-    failed invariants.
+    task then fails when the run's outcome is not green (`run_outcome`), with its sentence.
     """
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
@@ -485,23 +434,23 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
         row["published"] = True
         row["datadocs"] = store.exists("datadocs/index.html")
         url = report_url(row["run_id"])
-    outcome = _tell(summary, entry, url)
-    row["outcome"] = {"ok": outcome.ok, "headline": outcome.headline}
-    print(f"regionchaos outcome: {outcome.headline}", flush=True)
+    outcome, _ = _tell(summary, url)
+    row["outcome"] = outcome.as_dict()
+    print(f"regionchaos outcome: {outcome.sentence}", flush=True)
     if url:
         print(f"regionchaos report in Airflow: {url}", flush=True)
     elif summary.get("local"):
         print(f"regionchaos report (local copy): {Path(summary['local']) / 'report' / 'index.html'}", flush=True)
-    if fail_on_verdict and not outcome.ok:
-        raise AirflowFailException(f"run {row['run_id']} {outcome.headline}"
+    if fail_on_verdict and not outcome.green:
+        raise AirflowFailException(f"run {row['run_id']} {outcome.sentence}"
                                    + (f"; report: {url}" if url else ""))
     return row
 
 
 def add_scenario_run(entry: Any, *, fail_on_verdict: bool = False) -> Any:
     """Add one run's tasks to the current DAG or task group; returns publish_report's output.
-    ``fail_on_verdict``: publish_report fails when the run is not as expected (manual runs;
-    the nightly judges all its runs in its summary task instead)."""
+    ``fail_on_verdict``: publish_report fails when the run's outcome is not green (manual runs;
+    the nightly holds all its runs to the same table in its summary task instead)."""
     conn_id = spark_conn_id()
     if conn_id is None:
         return publish_report(chaos_run(entry), entry, fail_on_verdict)
