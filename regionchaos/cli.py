@@ -541,6 +541,10 @@ def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> No
         console.print(f"  outcome: [{colour}]{escape(str(outcome.get('sentence')))}[/{colour}] "
                       f"(exit {outcome.get('exit_code')})", highlight=False, soft_wrap=True)
     console.print(f"  tables: {escape(str(result['prefix']))}tables/  ({result['rows']} rows)")
+    reached = result.get("interleavings") or {}
+    if reached:  # a kind no seed reached is a gap in the chaos
+        console.print("  interleavings (seeds): " + ", ".join(
+            f"{kind} {n}" if n else f"[red]{kind} 0[/red]" for kind, n in reached.items()), soft_wrap=True)
     if result.get("local"):
         console.print(f"  summary (local copy, for `regionchaos replay`): {escape(str(result['local']))}")
     if result.get("report") and embedded and result.get("local_report"):  # the s3:// address died with the server

@@ -42,6 +42,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import runner
 from . import tables as tables_mod
+from .interleavings import INTERLEAVINGS
 from .judge import Judgement, run_outcome, swarm_outcome
 from .judge.engine import judging_session
 from .judge.intake import read_tables, run_keys
@@ -368,10 +369,18 @@ def _summarize(*, scenario_ref: str, mutant: str | None, sid: str, runs: list[di
     outcome = swarm_outcome(runs, mutant=mutant, seeds=seeds)
     return {"scenario": scenario_ref, "mutant": mutant, "overrides": overrides, "swarm_id": sid, "prefix": store.uri(),
             "judged": len(runs), "verdicts": counts, "failing": failing, "known_findings": known,
+            "interleavings": interleaving_coverage(runs),
             "unknown": counts["unknown"], "runs": runs, "outcome": outcome.as_dict(), "first_seed": first_seed,
             "seeds": seeds, "partitions": partitions, "rows": rows, "wall_seconds": round(wall_seconds, 1),
             "walls": walls, **({"report": store.uri("report/index.html")} if report and not report_error else {}),
             **({"report_error": report_error} if report_error else {})}
+
+
+def interleaving_coverage(runs: list[dict]) -> dict[str, int]:
+    """Per interleaving kind (`regionchaos.interleavings`), the seeds in which it happened at least once
+    (their emulation's ``stats.interleavings``): a kind no seed reached is a gap in the chaos."""
+    return {kind: sum(1 for r in runs if ((r.get("stats") or {}).get("interleavings") or {}).get(kind))
+            for kind in INTERLEAVINGS}
 
 
 class progress_bar:
