@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool"]
+pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool", "tests.conftest_heavy", "pytester"]
 
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m")  # the docstring
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
@@ -64,6 +66,7 @@ def test_burns_here():
 '''
 
 
+@pytest.mark.slow
 def test_each_test_is_charged_the_cpu_of_the_suite_s_processes(tmp_path):
     """A loop in the test, the same loop two processes down, and in a daemon that forked away from its parent
     (a standalone cluster's daemons do): each charged to its test; a sleep is not."""

@@ -6,6 +6,8 @@ bench/results/probes/README.md, 28th session). Real Spark (the shared session), 
 
 from __future__ import annotations
 
+import pytest
+
 from regionchaos import validate as V
 
 THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
@@ -21,6 +23,7 @@ def _tables(spark, tmp_path):
     return spark.read.parquet(str(tmp_path / "small")), spark.read.parquet(str(tmp_path / "big"))
 
 
+@pytest.mark.spark
 def test_a_big_pass_never_broadcasts_a_table_from_its_file_size(spark, tmp_path):
     small, big = _tables(spark, tmp_path)
     assert big.count() == 200_000

@@ -118,6 +118,7 @@ def _tamper_inventory(store, change) -> None:
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_from_a_leak(
         object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=1, records=4000, keys=8, duration_s=20, tm_kills=1,
@@ -161,6 +162,7 @@ def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_f
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_resuming_from_an_older_checkpoint_is_invalid_through_exactly_once_output_only(object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=2, records=6000, keys=8, duration_s=30, tm_kills=0, jm_kill=True, resume="older",
                         inline_threshold_bytes=0)

@@ -26,6 +26,7 @@ from tests.flink_dist import needs_flink
 @pytest.mark.flink
 @pytest.mark.flink_ci
 @needs_flink
+@pytest.mark.spark
 def test_ci_one_taskmanager_kill_judged_on_free_ports(s3_server, spark, tmp_path, record_property):
     scenario = load("real-flink-tm-kills", overrides={"real_flink.tm_kills": 1, "real_flink.records": 3000,
                                                       "real_flink.duration_s": 8, "real_flink.taskmanagers": 1})

@@ -9,6 +9,8 @@ the same rows either way, and fewer jobs with the pass's settings than with Spar
 
 from __future__ import annotations
 
+import pytest
+
 import itertools
 
 from regionchaos import validate as V
@@ -41,6 +43,7 @@ def _run(spark) -> tuple[list[tuple], int]:
     return rows, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
+@pytest.mark.spark
 def test_each_recursive_step_runs_once_with_the_same_rows(spark):
     links = [(run, n, ref) for run in ("run-a", "run-b") for n, ref in ((9, 7), (7, 4), (4, 2), (2, 1))]
     spark.createDataFrame(links, "run_id string, checkpoint_id int, ref_id int").createOrReplaceTempView("rc_probe_links")
