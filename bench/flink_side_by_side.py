@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 DEFAULT_SCENARIOS = ("real-flink-tm-kills", "real-flink-jm-resume")
 OUT = ROOT / "bench" / "results" / "flink_side_by_side"

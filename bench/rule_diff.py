@@ -1,6 +1,6 @@
 """A rule rewritten for speed must judge as before: its old and new SQL, the same rows on many runs.
 
-    .venv/bin/python bench/rule_diff.py SUITE.RULE [--against REV] [--seeds 3] [--large]
+    .venv/bin/python -m bench.rule_diff SUITE.RULE [--against REV] [--seeds 3] [--large]
 
 The old SQL is the rule's file at git revision ``REV`` (default HEAD, so: the uncommitted rewrite
 against the committed rule), the new one the file in the working tree. The corpus, emulated into the
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def old_sql(rule_path: Path, rev: str) -> str | None:
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if before is None:
         ap.error(f"--against {args.against}: no {path.relative_to(ROOT).as_posix()} at that revision")
 
-    from rule_costs import judge_views
+    from bench.rule_costs import judge_views
 
     from regionchaos import runner
     from regionchaos.scenario import load

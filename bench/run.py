@@ -1,6 +1,6 @@
 """Run the benchmarks as a user runs the commands, N times each, and record the medians.
 
-    .venv/bin/python bench/run.py [--only large,smoke,swarm] [--repeat 3] [--swarm-seeds 1000]
+    .venv/bin/python -m bench.run [--only large,smoke,swarm] [--repeat 3] [--swarm-seeds 1000]
     # writes bench/results/run/run.json and bench/results/run/README.md (use --out-json / --out-md to change)
 
 Each benchmark is one CLI command (``regionchaos run --scenario large --json``, ...) in its own
@@ -32,10 +32,9 @@ from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.swarm import class_archive, plan_rule, run_sampled
 
-from bench.swarm import class_archive, plan_rule, run_sampled  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 GOOD_EXITS = (0, 1)  # valid / invariant violated: the command did its job either way
 
@@ -168,10 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in specs]
     if unknown or args.repeat < 1:
         print(f"bench/run.py: --only: unknown benchmark(s) {unknown}, choose from {list(specs)}" if unknown
-              else "bench/run.py: --repeat must be >= 1", file=sys.stderr)
+              else "bench.run: --repeat must be >= 1", file=sys.stderr)
         return 2
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    results = {"command": " ".join([".venv/bin/python bench/run.py", *(argv if argv is not None else sys.argv[1:])]),
+    results = {"command": " ".join([".venv/bin/python -m bench.run", *(argv if argv is not None else sys.argv[1:])]),
                "commit": commit, "when": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
                "versions": versions(), "class_archive": class_archive(), "plan_rule": plan_rule(),
                "repeat": args.repeat, "benchmarks": {}}

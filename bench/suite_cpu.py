@@ -1,8 +1,8 @@
 """Where the test suite's CPU goes: a command run under a /proc sampler, its CPU by kind of process.
 
-    .venv/bin/python bench/suite_cpu.py [--out bench/results/suite_cpu/NAME.json] -- COMMAND...
+    .venv/bin/python -m bench.suite_cpu [--out bench/results/suite_cpu/NAME.json] -- COMMAND...
     e.g. (a fresh clone, as CI runs it):
-    git clone -q /work/main /tmp/clone && .venv/bin/python bench/suite_cpu.py -- bash -c 'cd /tmp/clone && CI=true bash .ci/run'
+    git clone -q /work/main /tmp/clone && .venv/bin/python -m bench.suite_cpu -- bash -c 'cd /tmp/clone && CI=true bash .ci/run'
 
 The suite keeps both cores busy, so its wall time follows the CPU it spends; this says who spends it.
 Every 0.5 s the sampler reads each process's CPU time (``/proc/PID/stat``: user + system) and its
