@@ -1,4 +1,4 @@
-"""The Availability hazard (issue 27, finding F9): how often does a regional checkpoint's abort fail
+"""The Availability hazard (finding F9): how often does a regional checkpoint's abort fail
 the job through ``execution.checkpointing.tolerable-failed-checkpoints``?
 
 In:  a catalogue scenario, a number of seeds and decline rates (per subtask and checkpoint; no

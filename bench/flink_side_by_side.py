@@ -1,4 +1,4 @@
-"""Issue 31's bench item: the same job shape on a real Flink cluster and in the emulation, side by side, under faults.
+"""The same job shape on a real Flink cluster and in the emulation, side by side, under faults.
 
 In:  real-Flink catalogue scenarios (``backend: flink``; default real-flink-tm-kills and real-flink-jm-resume)
      and seeds. For each pair:

@@ -1,4 +1,4 @@
-"""Mutation score of the whole pipeline over ``regionchaos/protocol/`` (issue 11).
+"""Mutation score of the whole pipeline over ``regionchaos/protocol/``.
 
     .venv/bin/python -m bench.mutation_score [--seeds 2] [--jobs 2] [--files coordinator.py,...]
         [--limit N] [--json bench/results/mutation_score/mutation_score.json]

@@ -15,7 +15,7 @@ exit 0 when identical, 1 when not (with rows only one side gives) or when a side
 bad input.
 
 Why: a rule's rewrite changes no test's expectation when it is right, and a rule that stops
-reporting is caught by its tamper test only for the one edit that test makes. The 25th session's
+reporting is caught by its tamper test only for the one edit that test makes. The
 rewrite of ``notifications.commit_upon_notification`` was checked this way (308 runs, 13 with
 violations; ``large``): bench/results/rule_diff/README.md.
 """

@@ -19,7 +19,7 @@ The same code took 1,128 to 1,389 busy CPU s on this machine on different hours 
 untouched, moved with it), so the record also holds a calibration: the CPU seconds of one fixed
 single-threaded Python loop (`CALIBRATION`, the median of three runs), before and after the command
 (``--no-calibration`` skips it). It catches only part of the machine's swings: on one day the loop moved 4-7 %
-while the suite's CPU moved 16 % (bench/README.md, 21st session), so it tells a slower machine, not how much.
+while the suite's CPU moved 16 %, so it tells a slower machine, not how much.
 """
 from __future__ import annotations
 
