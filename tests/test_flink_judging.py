@@ -1,4 +1,4 @@
-"""The real-Flink run judged by the GX suites that apply to it (issue 31, second milestone).
+"""The real-Flink run judged by the GX suites that apply to it.
 
 In:  the suites on disk (``applies_to`` in their YAML), `regionchaos.validate` (`_check`, `merge_verdict`,
      `load_suites`), `regionchaos.flink.tables` / `regionchaos.flink.judging`; for the tests marked ``flink``,

@@ -1,4 +1,4 @@
-"""The short real-Flink run the README's test command takes (issue 31): marked ``flink`` and ``flink_ci``.
+"""The short real-Flink run the README's test command takes: marked ``flink`` and ``flink_ci``.
 
 In:  the catalogue's `real-flink-tm-kills`, cut down (one TaskManager, killed once and replaced, 3,000
      records over 8 s), run by `regionchaos.runner.run` on a loopback cluster on free ports, judged in the

@@ -1,4 +1,4 @@
-"""Real-Flink scenarios (``backend: flink``, issue 31's third milestone): the scenario key, the catalogue, `regionchaos run`.
+"""Real-Flink scenarios (``backend: flink``): the scenario key, the catalogue, `regionchaos run`.
 
 In:  the catalogue's real-Flink scenarios, `regionchaos.scenario` / `regionchaos.cli` / `regionchaos.runner` /
      `regionchaos.findings` / `regionchaos.report`, the GX validator's suite choice per backend; for the tests

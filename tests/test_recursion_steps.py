@@ -4,7 +4,7 @@ Spark runs a recursive CTE step by step (``UnionLoopExec``): it counts each step
 ``spark.sql.cteRecursionAnchorRowsLimitToConvertToLocalRelation`` rows or fewer (100 by default),
 collects them by running the step a second time. The rules that follow ref chains (``flip_bounds``
 and the findings' chain mechanisms) scan and join the tables again in every step, so the pass sets
-that limit to 0 (bench/results/probes/README.md, 34th session). Real Spark (the shared session):
+that limit to 0 (bench/results/probes/README.md, "Recursive steps run once"). Real Spark (the shared session):
 the same rows either way, and fewer jobs with the pass's settings than with Spark's default."""
 
 from __future__ import annotations

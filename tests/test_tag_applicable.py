@@ -22,7 +22,7 @@ from regionchaos.tables import column_names
 
 pytestmark = pytest.mark.spark
 
-SEED = 63  # found on the 33rd session's 3,000 smoke swarm seeds: 25 seeds had rows tagged F1,F7
+SEED = 63  # found on 3,000 smoke swarm seeds: 25 seeds had rows tagged F1,F7
 BOUNDS = ("consecutive_regional_within_bound", "ref_chain_depth_within_bound")
 AS_PR = "tags-as-if-f7-applied"
 
