@@ -154,8 +154,8 @@ class Watch:
             if self.found is None:
                 return
             nested: set[int] = set()
-            for child in self._children():
-                if child.pid in self.before or child.pid in self.found or child.pid in nested:
+            for child in self._children():  # parents before their children
+                if child.pid in nested or child.pid in self.found:
                     continue
                 try:
                     cmdline = child.cmdline()
@@ -163,6 +163,8 @@ class Watch:
                         nested.update(p.pid for p in child.children(recursive=True))
                         continue
                 except psutil.Error:
+                    continue
+                if child.pid in self.before:
                     continue
                 kind = heavy_kind(cmdline)
                 if kind is not None:
