@@ -29,13 +29,12 @@ from pathlib import Path
 
 from rich.progress import Progress
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from regionchaos.findings import allowed_failures
+from regionchaos.judge.judgement import FINDING, VALID, Judgement, judgement_of_record
+from regionchaos.run import ExitCode
+from regionchaos.scenario import catalogue, load
 
-from regionchaos.findings import allowed_failures  # noqa: E402
-from regionchaos.judge.judgement import FINDING, VALID, Judgement, judgement_of_record  # noqa: E402
-from regionchaos.run import ExitCode  # noqa: E402
-from regionchaos.scenario import catalogue, load  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_one(name: str, seed: int | None, local_dir: Path) -> dict:

@@ -1,6 +1,6 @@
 """What the one-partition shuffles of a GX pass cost: the judge's plan rule on and off.
 
-    .venv/bin/python bench/exchanges.py [--scenario smoke] [--seed 1] [--mutant M] [--repeat 3] > bench/results/exchanges/NAME.md
+    .venv/bin/python -m bench.exchanges [--scenario smoke] [--seed 1] [--mutant M] [--repeat 3] > bench/results/exchanges/NAME.md
 
 On a run's small tables (one partition each, `regionchaos.judge.engine.prepare_tables`) Spark still puts a
 shuffle between most joins: the output of an inner sort-merge join has a `PartitioningCollection` of its

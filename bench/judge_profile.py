@@ -1,6 +1,6 @@
 """Where one GX pass over a deep smoke run spends its time, and what the pass's settings change.
 
-    .venv/bin/python bench/judge_profile.py [--scenario smoke] [--seed 1] [--repeat 3] > bench/results/judge_profile/NAME.md
+    .venv/bin/python -m bench.judge_profile [--scenario smoke] [--seed 1] [--repeat 3] > bench/results/judge_profile/NAME.md
 
 Emulates the scenario's seed into the embedded S3 server, loads its tables once, then times (after
 one warm-up pass, which pays the JVM's and GX's start) for each variant: the GX pass (`gx_checks`,

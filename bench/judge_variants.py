@@ -1,6 +1,6 @@
 """A warm GX pass under other join strategies, and how a pass's cost grows with the runs judged.
 
-    .venv/bin/python bench/judge_variants.py [--runs 2] [--mutant-every 2] [--repeat 3] [--scale]
+    .venv/bin/python -m bench.judge_variants [--runs 2] [--mutant-every 2] [--repeat 3] [--scale]
 
 Emulates smoke seeds 1..RUNS into the embedded S3 server (every MUTANT_EVERY-th seed with the mutant
 failed-region-commits, so the pass has failing rules and their tagging queries), loads their tables once,
@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 from regionchaos import runner
 from regionchaos import tables as T
@@ -29,9 +27,8 @@ from regionchaos.scenario import load
 from regionchaos.spark import get_spark
 from regionchaos.storage import ObjectStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_profile import conf  # noqa: E402  (settings set for a block, then restored)
-from jvm_per_test import jvm_cpu_seconds  # noqa: E402
+from bench.judge_profile import conf  # settings set for a block, then restored
+from bench.jvm_per_test import jvm_cpu_seconds
 
 MUTANT = "failed-region-commits"
 VARIANTS = {

@@ -1,9 +1,9 @@
-"""Mutation score of the whole pipeline over ``regionchaos/protocol/`` (issue 11).
+"""Mutation score of the whole pipeline over ``regionchaos/protocol/``.
 
-    .venv/bin/python bench/mutation_score.py [--seeds 2] [--jobs 2] [--files coordinator.py,...]
+    .venv/bin/python -m bench.mutation_score [--seeds 2] [--jobs 2] [--files coordinator.py,...]
         [--limit N] [--json bench/results/mutation_score/mutation_score.json]
         [--md bench/results/mutation_score/README.md]
-    .venv/bin/python bench/mutation_score.py --render    # rewrite the .md from the .json and the hand triage,
+    .venv/bin/python -m bench.mutation_score --render    # rewrite the .md from the .json and the hand triage,
         # bench/results/mutation_score/mutation_triage.json
 
 The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
@@ -35,6 +35,7 @@ import argparse
 import difflib
 import functools
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -153,7 +154,11 @@ def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], basel
     if mutant is not None:
         Path(overlay, mutant["file"]).write_text(mutant["source"])
     sys.dont_write_bytecode = True
-    sys.path.insert(0, overlay)
+    package = os.path.join(overlay, "regionchaos")  # the overlay's package, its submodules found through its path
+    spec = importlib.util.spec_from_file_location("regionchaos", os.path.join(package, "__init__.py"),
+                                                  submodule_search_locations=[package])
+    sys.modules["regionchaos"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["regionchaos"])
     from regionchaos import swarm
 
     assert swarm.__file__.startswith(overlay), swarm.__file__

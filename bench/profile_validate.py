@@ -1,7 +1,7 @@
 """Profile one smoke validation (cProfile): emulate smoke seed 1 into the embedded S3, validate it
 twice (the first pays JVM and GX start-up), print the top of the second profile by cumulative time.
 
-    .venv/bin/python bench/profile_validate.py > profile.txt
+    .venv/bin/python -m bench.profile_validate > profile.txt
 
 The write-up of its output: bench/results/profile_validate/README.md.
 """

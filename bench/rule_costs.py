@@ -1,6 +1,6 @@
 """What each suite and each rule of the judge costs on one run's tables: where a pass's time goes.
 
-    .venv/bin/python bench/rule_costs.py [--scenario large] [--seed 1] [--repeat 2] [--top 4] [--out-json PATH]
+    .venv/bin/python -m bench.rule_costs [--scenario large] [--seed 1] [--repeat 2] [--top 4] [--out-json PATH]
 
 Emulates the scenario's run into the embedded S3 server, reads its tables back as every judge does
 (`regionchaos.judge.intake.many_runs`), then under the judge's session settings for that many rows
@@ -24,8 +24,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jvm_per_test import jvm_cpu_seconds  # noqa: E402
+from bench.jvm_per_test import jvm_cpu_seconds
 
 
 def timed(spark, custom, sql: str, rules: tuple[str, ...], repeat: int) -> tuple[float, float]:

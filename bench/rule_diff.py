@@ -1,6 +1,6 @@
 """A rule rewritten for speed must judge as before: its old and new SQL, the same rows on many runs.
 
-    .venv/bin/python bench/rule_diff.py SUITE.RULE [--against REV] [--seeds 3] [--large]
+    .venv/bin/python -m bench.rule_diff SUITE.RULE [--against REV] [--seeds 3] [--large]
 
 The old SQL is the rule's file at git revision ``REV`` (default HEAD, so: the uncommitted rewrite
 against the committed rule), the new one the file in the working tree. The corpus, emulated into the
@@ -15,7 +15,7 @@ exit 0 when identical, 1 when not (with rows only one side gives) or when a side
 bad input.
 
 Why: a rule's rewrite changes no test's expectation when it is right, and a rule that stops
-reporting is caught by its tamper test only for the one edit that test makes. The 25th session's
+reporting is caught by its tamper test only for the one edit that test makes. The
 rewrite of ``notifications.commit_upon_notification`` was checked this way (308 runs, 13 with
 violations; ``large``): bench/results/rule_diff/README.md.
 """
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def old_sql(rule_path: Path, rev: str) -> str | None:
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if before is None:
         ap.error(f"--against {args.against}: no {path.relative_to(ROOT).as_posix()} at that revision")
 
-    from rule_costs import judge_views
+    from bench.rule_costs import judge_views
 
     from regionchaos import runner
     from regionchaos.scenario import load

@@ -1,6 +1,6 @@
 """Benchmark: how the cost of a run grows with the number of regions and of checkpoints.
 
-    .venv/bin/python bench/scaling.py [--regions 64,256,1024,4096] [--checkpoints 50]
+    .venv/bin/python -m bench.scaling [--regions 64,256,1024,4096] [--checkpoints 50]
                                       [--vary-checkpoints 25,50,100,200 --at-regions 256]
                                       [--plain-sql] > bench/results/scaling/README.md
 
@@ -20,11 +20,8 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from large_emulate import PeakRss  # noqa: E402
+from bench.large_emulate import PeakRss
 
 
 def _ints(text: str) -> list[int]:
@@ -97,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"| {verdict['verdict']}{' ' + ','.join(failed) if failed else ''} |")
             console.print(f"  judged in {judge_s:.1f} s: {verdict['verdict']}")
     judge = "plain Spark SQL" if args.plain_sql else "GX suites"
-    print(f"Command: `{' '.join(['.venv/bin/python bench/scaling.py', *(argv if argv is not None else sys.argv[1:])])}`\n")
+    print(f"Command: `{' '.join(['.venv/bin/python -m bench.scaling', *(argv if argv is not None else sys.argv[1:])])}`\n")
     print(f"Judged with: {judge}. 1-minute load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}.\n")
     print("| regions | checkpoints | subtask-checkpoints | records | global/regional/aborted | S3 requests (emulate) "
           "| emulate s | judge s | total s | peak RSS MiB | verdict |")

@@ -4,10 +4,10 @@ such a finding's mechanism (`regionchaos.judge.judgement`'s standing, ``expectat
 record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
 its own seed.
 
-    .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/results/seeds_matrix/README.md
-    .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs \
+    .venv/bin/python -m bench.seeds_matrix [--seeds 20] [--scenarios a,b] > bench/results/seeds_matrix/README.md
+    .venv/bin/python -m bench.seeds_matrix --scenarios large --batch 1 --drop-runs \
         --jsonl bench/results/seeds_matrix/large_flip.jsonl
-    .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
+    .venv/bin/python -m bench.seeds_matrix --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
 
 ``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.swarm`: seeds
 as Spark tasks, in memory, one GX pass over all of a scenario's seeds) with the scenario's
@@ -135,7 +135,7 @@ def summarize(paths: list[str]) -> int:
         row, off = table_row(name, [runs[k] for k in sorted(runs)], None, overrides or None)
         rows.append(row)
         bad += off
-    print(f"From: {', '.join(paths)} (`.venv/bin/python bench/seeds_matrix.py --summarize ...`)\n")
+    print(f"From: {', '.join(paths)} (`.venv/bin/python -m bench.seeds_matrix --summarize ...`)\n")
     print_table(rows)
     return 1 if bad else 0
 
@@ -202,7 +202,7 @@ def main() -> int:
         row, off = table_row(name, runs, time.perf_counter() - started, overrides or None)
         rows.append(row)
         bad += off
-    print(f"Policy: {args.policy}. Command: `.venv/bin/python bench/seeds_matrix.py {' '.join(sys.argv[1:])}`\n")
+    print(f"Policy: {args.policy}. Command: `.venv/bin/python -m bench.seeds_matrix {' '.join(sys.argv[1:])}`\n")
     print_table(rows)
     return 1 if bad else 0
 

@@ -1,7 +1,7 @@
 """Benchmark: what judging a run costs, the GX suites vs the same rule SQL as plain Spark SQL.
 
-    .venv/bin/python bench/validate_cost.py --scenario smoke [--seed 1] [--repeat 3]
-    .venv/bin/python bench/validate_cost.py --scenario large --repeat 2
+    .venv/bin/python -m bench.validate_cost --scenario smoke [--seed 1] [--repeat 3]
+    .venv/bin/python -m bench.validate_cost --scenario large --repeat 2
 
 In:  a catalogue scenario (emulated in-process into an embedded S3 server first), or an existing
      run (``--s3-endpoint URL --run-id ID``); the shared local Spark session.

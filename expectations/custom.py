@@ -412,8 +412,8 @@ def by_run_details(per_run: dict[Any, dict]) -> dict:
     count, examples and tags) for the runs with violating rows, ``held_by`` (the sorted run ids) for the runs
     with none. GX copies and serialises every result it stores (``store_validation_results``): an entry per run
     of a 2,000-seed swarm cost its driver 10 of its 18 CPU seconds and the pass 7 of its 40 s (bench/results/
-    probes/README.md); a run id each is a small part of that. A run in neither has no answer
-    (`regionchaos.judge.checks` calls its rule unknown)."""
+    probes/README.md, "A rule's result names the runs"); a run id each is a small part of that. A run in
+    neither has no answer (`regionchaos.judge.checks` calls its rule unknown)."""
     return {"by_run": {run: v for run, v in sorted(per_run.items()) if v["count"]},
             "held_by": sorted(run for run, v in per_run.items() if not v["count"])}
 

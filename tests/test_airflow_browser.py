@@ -37,7 +37,7 @@ import pytest
 from tests.airflow_server import Airflow, free_port, wait_for
 from tests.offline_page import wait_for_ready_handlers
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.airflow, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "plugins") not in sys.path:

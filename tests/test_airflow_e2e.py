@@ -24,7 +24,7 @@ import pytest
 
 from tests.airflow_server import start_airflow
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TIMEOUT_S = int(os.environ.get("REGIONCHAOS_DEMO_TIMEOUT_S", "600"))  # longer on a crowded machine

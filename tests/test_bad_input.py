@@ -1,7 +1,7 @@
 """Bad input through the real CLI: a clear error naming the field, exit 2, nothing written.
 
 In:  `regionchaos run`, `swarm`, `pin` and `replay` with malformed, hostile or absurd values
-     (issue 28's "Bad input" list and more), against a fresh bucket on the shared embedded S3
+     (the design's "Bad input" list and more), against a fresh bucket on the shared embedded S3
      server, from a fresh working directory.
 Out: exit code 2, the field the user typed and the reason in the message, no object in the
      bucket and no file written locally; never exit 1, never a traceback, never a hang.
@@ -111,7 +111,7 @@ def test_bad_input_is_exit_2_naming_the_field_and_writes_nothing(s3_server, caps
     assert not any(tmp_path.iterdir())
 
 
-# -- issue 28: each as a command line, with the files it needs made in the working directory --------
+# -- the bad inputs, each as a command line, with the files it needs made in the working directory ---
 
 def _nested(depth: int) -> str:
     return "name: deep\ndescription: " + "[" * depth + "]" * depth + "\n"

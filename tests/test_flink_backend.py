@@ -1,4 +1,4 @@
-"""The real-Flink backend (issue 31, first milestone): a loopback cluster, one chaos run, the control.
+"""The real-Flink backend: a loopback cluster, one chaos run, the control.
 
 In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/setup.sh``
      or ``FLINK_HOME``): the tests marked ``flink`` are skipped, with the reason, when there is none.

@@ -1,4 +1,4 @@
-"""The real-Flink run judged by the GX suites that apply to it (issue 31, second milestone).
+"""The real-Flink run judged by the GX suites that apply to it.
 
 In:  the suites on disk (``applies_to`` in their YAML), `regionchaos.judge.checks` (`check_of`, `merge_verdict`,
      `load_suites`), `regionchaos.flink.tables` / `regionchaos.flink.judging`; for the tests marked ``flink``,
@@ -125,6 +125,7 @@ def _tamper_inventory(store, change) -> None:
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_from_a_leak(
         object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=1, records=4000, keys=8, duration_s=20, tm_kills=1,
@@ -168,6 +169,7 @@ def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_f
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_resuming_from_an_older_checkpoint_is_invalid_through_exactly_once_output_only(object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=2, records=6000, keys=8, duration_s=30, tm_kills=0, jm_kill=True, resume="older",
                         inline_threshold_bytes=0)

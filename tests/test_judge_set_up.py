@@ -64,6 +64,7 @@ def test_judging_session_starts_the_set_up_before_the_session(no_validator, monk
     assert order == ["set-up", "spark regionchaos-validate-x"]
 
 
+@pytest.mark.spark
 def test_warm_up_converts_every_table_and_leaves_no_view(spark, monkeypatch):
     views = {t.name for t in spark.catalog.listTables()}
     seen: list[str] = []

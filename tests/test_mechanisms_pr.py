@@ -1,4 +1,4 @@
-"""F10 and F11 excuse only the violations their mechanism queries tag (issue 27, allowances by mechanism).
+"""F10 and F11 excuse only the violations their mechanism queries tag (allowances by mechanism).
 
 In:  the findings' own catalogue scenarios under the PR's semantics, emulated once each into the
      embedded S3 server (`pr-split-handed-back` seed 1, F10; `pr-upscale-fresh-fallback` seed 1,

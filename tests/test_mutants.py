@@ -18,7 +18,10 @@ on Spark (`regionchaos.judge.runs.judge_stores`: every table carries run_id). Pe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from regionchaos import runner
 from regionchaos.judge import run_outcome
@@ -30,38 +33,12 @@ from tests.judge_pool import pooled
 
 pytestmark = pytest.mark.spark
 
-KEEP_FORCING = {"execution.checkpointing.region.forced-global-failure": "keep-forcing"}
-# mutant -> (scenario, seed, overrides, {invariant it must fail: the rules of that suite it must fail}).
-# KEEP_FORCING: on these schedules the FLIP's own tier 2 makes the correct protocol fail flip_bounds
-# (finding F1), so the case pins the dev list's alternative: its baseline must pass every rule.
+# mutant -> (scenario, seed, overrides, {invariant it must fail: the rules of that suite it must fail}), pinned in
+# expectations/mutant_cases.yaml (bench/mutant_swarm.py and bench/shrink_mutants.py read them too)
 CASES: dict[str, tuple[str, int, dict, dict[str, tuple[str, ...]]]] = {
-    "cleaner-ignores-refs": ("regional-basic", 1, KEEP_FORCING, {"storage_safety": ("cleaner_keeps_referenced",)}),
-    "regional-final-checkpoint": ("bounded-final", 6, {}, {
-        "final_checkpoint": ("finished_on_global", "no_regional_final"),
-        "liveness": ("global_after_faults", "bounded_job_finishes"),
-        "exactly_once_output": ("bounded_output_complete",),
-        "decisions_follow_rules": ("regional_only_when_allowed",)}),
-    "failed-region-commits": ("smoke", 1, {}, {"notifications": ("failed_region_did_not_commit",),
-                                               "exactly_once_output": ("commit_within_checkpoint",)}),
-    "no-forced-global": ("forced-global", 1, KEEP_FORCING, {
-        "decisions_follow_rules": ("forced_exactly_at_bound",),
-        "flip_bounds": ("consecutive_regional_within_bound", "ref_chain_depth_within_bound")}),
-    "ignore-failure-ratio": ("smoke", 1, {}, {"decisions_follow_rules": ("regional_only_when_allowed",)}),
-    "enumerator-no-fallback": ("coordinator-fallback", 1, KEEP_FORCING,
-                               {"reachable_global_state": ("split_assignment_consistent",)}),
-    # 7 splits: the downscale 4 -> 2 has a remainder (8 would split evenly and hide the mutant)
-    "split-drops-remainder": ("rescale-4-2-1", 1, {"workload.splits": 7},
-                              {"redistribution": ("elements_follow_mode",)}),
-    "union-as-split": ("rescale-4-2-1", 1, {}, {"redistribution": ("elements_follow_mode",),
-                                                "reachable_global_state": ("union_state_agrees",)}),
-    "drop-recovered-inflight": ("unaligned-recovery-7-2", 2, {}, {
-        "inflight_data": ("no_records_lost", "channel_starts_at_consumed"),
-        "state_consistency": ("counter_equals_truth",),
-        "exactly_once_output": ("bounded_output_complete",)}),
-    "metadata-before-state": ("storage-faults", 1, {}, {
-        "storage_safety": ("retained_objects_exist", "metadata_names_existing_objects")}),
-    "fallback-to-aborted": ("smoke", 14, {}, {"metadata_well_formed": ("ref_names_earlier_completed",)}),
-}
+    name: (case["scenario"], case["seed"], case.get("set", {}), {s: tuple(r) for s, r in case["fails"].items()})
+    for name, case in yaml.safe_load((Path(__file__).resolve().parents[1] / "expectations" / "mutant_cases.yaml")
+                                     .read_text()).items()}
 # findings: scenario (its own seed) -> the invariants the correct protocol breaks there (FINDINGS.md)
 FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "union-offsets-rescale": {"reachable_global_state", "exactly_once_output"},

@@ -1,5 +1,5 @@
 """Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal,
-the trigger check, and the hardening of issue 28 (no schema without login, unreadable trigger
+the trigger check, and its hardening (no schema without login, unreadable trigger
 bodies refused, CSP and nosniff, unreadable summaries, the served-size cap, run ids of any script).
 
 In:  the plugin's FastAPI app (plugins/regionchaos_airflow/app.py) under Starlette's
@@ -484,7 +484,7 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert "regionchaos_nightly" in hint and "No nightly DAG run" in hint
 
 
-# -- hardening (issue 28): no schema without login, unreadable bodies refused, CSP, unreadable
+# -- hardening: no schema without login, unreadable bodies refused, CSP, unreadable
 #    summaries, the size cap of served objects, run ids of any script --------------------------
 
 @pytest.fixture
@@ -749,7 +749,7 @@ def test_listable_run_ids(run_id, listed):
     assert listable_run_id(run_id) is listed
 
 
-# -- the runs view of issue 29: times, the DAG run, evidence, the report's own address, swarms ---
+# -- the runs view: times, the DAG run, evidence, the report's own address, swarms ----------------
 
 def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))

@@ -1,5 +1,5 @@
-"""The handler's fallback, retention and split hand-back under both semantics (issue 27,
-behaviours 2, 3 and 5), and the hazard the hand-back opens (finding F10).
+"""The handler's fallback, retention and split hand-back under both semantics (FINDINGS.md,
+"The implementation PR's semantics"), and the hazard the hand-back opens (finding F10).
 
 Each test runs the same schedule through the model's own APIs (CheckpointCoordinator,
 CompletedCheckpointStore, SplitEnumerator; for the hazard, the emulator writing into an

@@ -1,4 +1,4 @@
-"""Real-Flink scenarios (``backend: flink``, issue 31's third milestone): the scenario key, the catalogue, `regionchaos run`.
+"""Real-Flink scenarios (``backend: flink``): the scenario key, the catalogue, `regionchaos run`.
 
 In:  the catalogue's real-Flink scenarios, `regionchaos.scenario` / `regionchaos.cli` / `regionchaos.runner` /
      `regionchaos.findings` / `regionchaos.report`, the GX validator's suite choice per backend; for the tests
@@ -184,6 +184,7 @@ def test_the_report_and_the_console_say_the_suites_not_applying_apart_never_as_p
     assert "not applicable to this distribution: metadata_well_formed" in out
 
 
+@pytest.mark.spark
 def test_gx_runs_for_backend_flink_the_applicable_suites_with_their_flink_rules_only(spark):
     from regionchaos.judge.engine import GXValidator
     from regionchaos.judge.suites import EVALUABLE
@@ -218,6 +219,7 @@ def _processes_naming(text: str) -> list[int]:
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_regionchaos_run_on_a_real_scenario_is_valid_stores_everything_and_leaves_no_process(tmp_path):
     scratch = tmp_path / "tmp"  # the run's scratch folder (the cluster's files) is made under TMPDIR
     scratch.mkdir()
@@ -247,6 +249,7 @@ def test_regionchaos_run_on_a_real_scenario_is_valid_stores_everything_and_leave
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_real_flink_resume_older_is_invalid_through_exactly_once_output_only(s3_server, spark, tmp_path):
     summary = runner.run(load("real-flink-resume-older"), storage=s3_server.config, spark=spark,
                          local_dir=tmp_path)

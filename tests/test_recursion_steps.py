@@ -4,10 +4,12 @@ Spark runs a recursive CTE step by step (``UnionLoopExec``): it counts each step
 ``spark.sql.cteRecursionAnchorRowsLimitToConvertToLocalRelation`` rows or fewer (100 by default),
 collects them by running the step a second time. The rules that follow ref chains (``flip_bounds``
 and the findings' chain mechanisms) scan and join the tables again in every step, so the pass sets
-that limit to 0 (bench/results/probes/README.md, 34th session). Real Spark (the shared session):
+that limit to 0 (bench/results/probes/README.md, "Recursive steps run once"). Real Spark (the shared session):
 the same rows either way, and fewer jobs with the pass's settings than with Spark's default."""
 
 from __future__ import annotations
+
+import pytest
 
 import itertools
 
@@ -41,6 +43,7 @@ def _run(spark) -> tuple[list[tuple], int]:
     return rows, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
+@pytest.mark.spark
 def test_each_recursive_step_runs_once_with_the_same_rows(spark):
     links = [(run, n, ref) for run in ("run-a", "run-b") for n, ref in ((9, 7), (7, 4), (4, 2), (2, 1))]
     spark.createDataFrame(links, "run_id string, checkpoint_id int, ref_id int").createOrReplaceTempView("rc_probe_links")

@@ -46,6 +46,7 @@ def plan_and_rows(spark) -> tuple[int, list[tuple]]:
     return shuffles, sorted(tuple(row) for row in df.collect())
 
 
+@pytest.mark.spark
 def test_a_small_pass_drops_one_partition_shuffles_and_gets_the_same_rows(rule_views):
     spark = rule_views
     with E.tuned_session(spark, 100):  # a small pass: the rule on
@@ -59,6 +60,7 @@ def test_a_small_pass_drops_one_partition_shuffles_and_gets_the_same_rows(rule_v
     assert sorted((k, rn, n) for k, _, rn, n in on_rows) == [(k, rn, 2) for k in (0, 1, 2) for rn in (1, 2)]
 
 
+@pytest.mark.spark
 def test_the_rule_does_not_act_with_union_output_partitioning_on(rule_views):
     spark = rule_views
     with E.tuned_session(spark, 100):
@@ -70,6 +72,7 @@ def test_the_rule_does_not_act_with_union_output_partitioning_on(rule_views):
     assert rows == expected
 
 
+@pytest.mark.spark
 def test_the_rule_is_off_outside_a_small_pass(rule_views):
     spark = rule_views
     with E.tuned_session(spark, 100):
@@ -81,6 +84,7 @@ def test_the_rule_is_off_outside_a_small_pass(rule_views):
     assert many > small
 
 
+@pytest.mark.spark
 def test_a_judged_run_has_the_same_checks_with_and_without_the_rule(rule_views, s3_server, mutant_deep_run,
                                                                     monkeypatch):
     run_id, summary = mutant_deep_run  # judged with the rule (the session has it; a small pass)
@@ -100,6 +104,7 @@ SELECT x.k, count(*) AS n FROM j x JOIN j y ON x.k = y.k AND x.w = y.w AND x.z =
 """
 
 
+@pytest.mark.spark
 def test_a_shuffle_spark_reuses_is_kept(rule_views):
     spark = rule_views
 
@@ -118,6 +123,7 @@ def test_a_shuffle_spark_reuses_is_kept(rule_views):
     assert rows == rows_off
 
 
+@pytest.mark.spark
 def test_the_rule_is_on_only_below_max_rows_in_a_session_that_has_it(rule_views):
     assert sparkrules.pass_conf(rule_views, sparkrules.MAX_ROWS - 1) == {
         sparkrules.ENABLED_KEY: "true", "spark.sql.unionOutputPartitioning": "false"}

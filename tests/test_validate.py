@@ -191,6 +191,7 @@ def test_entries_one_per_operator_and_subtask(frames):
     assert (per == 6 * 4).all()  # smoke: 6 operators (source, offsets, counter, epoch, rules, sink) x parallelism 4
 
 
+@pytest.mark.spark
 def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store):
     tables = T.load_tables(spark, smoke_store, RUN_ID)
     for name, df in tables.items():
@@ -213,6 +214,7 @@ def test_the_early_tables_are_whole_when_they_are_handed_over(smoke_store):
 
 
 @pytest.mark.parametrize("name", I.UNUSED_AFTER_LOAD)
+@pytest.mark.spark
 def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, smoke_store, monkeypatch, tmp_path, name):
     """validate_run loads the big tables (entries, entry_splits, truth, task_responses) from their
     rows through Arrow and Parquet, never as pandas frames, emptying the rows' list part by part; the
@@ -453,6 +455,7 @@ def test_a_caught_mutant_exits_1_and_the_spark_job_judges_its_stored_run_again(s
     assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
 
 
+@pytest.mark.spark
 def test_a_validator_built_before_any_session_judges_on_the_project_s_session():
     """GX's Spark data source starts a session of its own (``local[*]``, no Arrow) when none runs, and
     `get_spark` would then adopt it: tables with a null integer column could not be loaded (seen on a
