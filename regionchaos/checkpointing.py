@@ -50,6 +50,7 @@ from .protocol.checkpoint import GLOBAL, REGIONAL
 from .protocol.coordinator import (
     ABORTED,
     N_COMPLETE,
+    R_FINALIZE,
     R_SUBSUMED,
     CheckpointCoordinator,
     CheckpointOutcome,
@@ -241,7 +242,29 @@ class Checkpointing:
         if not self._live(attempt):
             return
         coord = attempt.coordinator
+        if attempt.faults.store_failure:
+            self._store_failed(attempt, kind)
+            return
         outcome = coord.complete(attempt.pending, attempt.pending.decision, kind)
+        self._ended(attempt, outcome)
+
+    def _store_failed(self, attempt: Attempt, kind: str) -> None:
+        """N's metadata is written, and the completed checkpoint store refuses it: N is discarded (its
+        ``_metadata`` and its own state objects, ``discardOnFailedStoring``) and aborted,
+        FINALIZE_CHECKPOINT_FAILURE. Under the PR a REGIONAL one stays in the pending table for good:
+        ``completeRegionalCheckpoint`` calls ``removePendingCheckpoint`` inside its ``try``, after the store add,
+        and the failed store add has disposed the checkpoint, which ``abortPendingCheckpoint`` then skips
+        (apache/flink 4e12013748c0af9c17eeafb5b6c28d1806f51973; ``completePendingCheckpoint`` removes it in a
+        ``finally``): its concurrency slot is held until a new JobManager."""
+        em, coord, pending, cid = self.em, attempt.coordinator, attempt.pending, attempt.checkpoint_id
+        attempt.faults.store_failure = False
+        body = coord.complete_copy(pending, pending.decision, kind).to_bytes()
+        em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": body})
+        em.log(Kind.STORE_FAILED, checkpoint_id=cid, type=kind)
+        outcome = coord.abort(pending, pending.decision, R_FINALIZE)
+        outcome.subsumed = (cid,)  # its _metadata goes with it
+        if kind == REGIONAL and em.settings.semantics == PR:
+            coord.leaked.add(cid)
         self._ended(attempt, outcome)
 
     # -- the end ----------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ class Kind(StrEnum):
     FALLBACK_COMPLETED = "fallback_completed"
     NOTIFIED = "notified"
     SPLIT_HELD = "split_held"
+    STORE_FAILED = "store_failed"
 
 
 def event(seq: int, attempt: int, kind: Kind, **fields: Any) -> dict:

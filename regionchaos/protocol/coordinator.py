@@ -62,6 +62,7 @@ from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabular
     R_SINGLE_REGION,
     R_FAILOVER,  # noqa: F401
     R_SUBSUMED,  # noqa: F401
+    R_FINALIZE,  # noqa: F401
     CoordinatorSettings,
 )
 from .restore import PendingTable, Restoring, Savepoints
@@ -98,6 +99,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
             consecutive_regional=latest.consecutive_regional if latest and settings.semantics != PR else 0)
         self.finished: dict[Task, States] = {}
         self.pending: dict[int, PendingCheckpoint] = {}  # checkpoint id -> not yet completed or aborted
+        self.leaked: set[int] = set()  # PR: disposed but never removed from the pending table (a store failure)
         self.sources_exhausted = False
         # what each task falls back to in a regional checkpoint: (states, ref id)
         self.fallback: dict[Task, tuple[States, int]] = {}
