@@ -37,11 +37,11 @@ def tree_rss_mib(proc: psutil.Process) -> float:
     return total / 2**20
 
 
-def run_sampled(cmd: list[str]) -> tuple[str, int, float, float]:
-    """Run ``cmd`` from the project root, sampling its process tree's RSS twice a second:
-    (stdout, exit code, wall seconds, peak RSS in MiB). The study bench uses it too."""
+def run_sampled(cmd: list[str], cwd: Path = ROOT, env: dict | None = None) -> tuple[str, int, float, float]:
+    """Run ``cmd`` from ``cwd`` (the project root), sampling its process tree's RSS twice a second:
+    (stdout, exit code, wall seconds, peak RSS in MiB). The study and A/B benches use it too."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, text=True, env=env)
     peak = [0.0]
     watched = psutil.Process(proc.pid)
 
