@@ -48,7 +48,7 @@ from typing import Any
 
 import yaml
 
-from . import sparkrules
+from . import datadocs, sparkrules
 from . import tables as tables_mod
 from .gcpause import release_memory
 from .history import Kind
@@ -611,6 +611,7 @@ class GXValidator:
         for key, vr in result.run_results.items():  # as `name_data_assets` left them (GX stored them before)
             store.set(key, vr)
         self.context.build_data_docs(site_names=[self.SITE])
+        datadocs.make_offline(target)  # the stored copy and the local mirror render offline, as written
         return target / "index.html"
 
 

@@ -559,6 +559,7 @@ def test_a_skipped_real_flink_run_is_no_problem_of_the_nightly_but_said_in_its_n
     assert judge_nightly(plan, rows) == [] and skipped_runs(plan) == [f"real-flink-tm-kills: {why}"]
     note = nightly_note(plan, rows, None, [], base_url="http://h")
     assert "**nightly: 1 scenario(s) as expected**" in note and f"- real-flink-tm-kills: {why}" in note
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")  # the runs view inside Airflow
     # not skipped on purpose, and no row: its task failed, a problem
     unplanned = [plan[0], {k: v for k, v in plan[1].items() if k != "skip"}]
     assert [p.split(":")[0] for p in judge_nightly(unplanned, rows)] == ["real-flink-tm-kills"]
@@ -784,7 +785,8 @@ def test_the_note_and_the_link_point_into_airflow():
     from regionchaos_airflow.operators import Outcome, note_text, report_url
 
     url = report_url("smoke-s1-manual-x", base_url="http://127.0.0.1:8091/")
-    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report"  # the report's own page
+    # the report's own page, inside Airflow's UI (Airflow 3.3 frames the plugin's view at /plugin/chaos)
+    assert url == "http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/smoke-s1-manual-x/report"
     assert report_url("../etc", base_url="http://h") is None
     outcome = Outcome(False, "invalid", "invalid: failed invariants: notifications")
     note = note_text(outcome, {"scenario": "smoke", "seed": 1, "mutant": None, "run_id": "smoke-s1-manual-x"}, url)
@@ -792,6 +794,15 @@ def test_the_note_and_the_link_point_into_airflow():
     assert f"[Chaos report]({url})" in note
     assert compose([note, note, ""]) == note  # one note per run, duplicates dropped
     assert len(compose(["x" * 5000])) <= MAX_NOTE_CHARS
+
+
+def test_the_swarm_note_links_the_runs_view_inside_airflow():
+    from regionchaos_airflow.operators import swarm_note
+
+    note = swarm_note([{"verdict": "valid"}, {"verdict": "invalid"}], seeds=2, mutant="failed-region-commits",
+                      problems=[], base_url="http://h/")
+    assert note.startswith("**swarm of 2 seed(s) with mutant failed-region-commits: as expected**")
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")
 
 
 def test_a_run_s_summary_names_its_dag_run_for_the_runs_view_link():
