@@ -36,7 +36,7 @@ def nightly_scenarios() -> list[str]:
                   + list(NIGHTLY_REAL_FLINK))
 
 
-@task
+@task(show_return_value_in_logs=False)  # the plan is an XCom, a few kB of JSON a scenario
 def plan_runs() -> list[dict[str, Any]]:
     """One run entry per selected scenario; run ids keyed by this DAG run. A real-Flink scenario on a machine
     without a Flink distribution gets ``skip`` (the reason): its run task ends skipped, saying why."""

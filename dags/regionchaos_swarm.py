@@ -20,7 +20,7 @@ def plan_batches() -> list[dict[str, Any]]:
     from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos.scenario import check_mutant, load
-    from regionchaos_airflow.params import check_swarm_conf
+    from regionchaos_airflow.params import check_swarm_conf, typed
     from regionchaos_airflow.runs import dated_first_seed
 
     context = get_current_context()
@@ -30,7 +30,7 @@ def plan_batches() -> list[dict[str, Any]]:
         raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
     scenario = load(params["scenario"], overrides={"faults.swarm": True})
     mutant = check_mutant(params["mutant"])
-    first = params["first_seed"]
+    first = typed(params)["first_seed"]  # the form sends a number field's typed text
     if first is None:
         first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
     size, total = params["batch_size"], params["seeds"]

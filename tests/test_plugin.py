@@ -331,7 +331,9 @@ def test_a_bad_form_is_refused_before_airflow_sees_it(auth, checked, rescale):
                            headers=bearer(auth("admin")))
     assert response.status_code == 400
     body = response.json()
-    assert body["detail"].startswith("Rescale plan (rescale): ")
+    sentence, field = body["detail"].split("\n")  # a sentence about the run, then the field, as the form shows it
+    assert sentence == "No chaos run was started: correct this field and trigger again."
+    assert field.startswith("Rescale plan (rescale): ")
     assert [(e["param"], e["title"]) for e in body["errors"]] == [("rescale", "Rescale plan")]
     assert downstream.bodies == []  # Airflow never saw it: no run
 
@@ -369,7 +371,8 @@ def test_the_ui_cookie_gets_the_check_too(auth, checked):
     client.cookies.set("_token", auth("admin"))
     response = client.post(TRIGGER, json={"conf": {"parallelism": 1}})
     assert response.status_code == 400
-    assert response.json()["detail"].startswith("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers")
+    assert response.json()["detail"].split("\n")[1].startswith(
+        "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers")
     assert downstream.bodies == []
 
 
@@ -380,7 +383,7 @@ def test_backfills_of_a_checked_dag_are_checked(auth, checked):
     for path in ("/api/v2/backfills", "/api/v2/backfills/dry_run"):
         response = client.post(path, json=body, headers=bearer(auth("admin")))
         assert response.status_code == 400 and response.json()["detail"] == (
-            "Seeds (seeds): must be at least 1, got 0")
+            "No swarm was started: correct this field and trigger again.\nSeeds (seeds): must be at least 1, got 0")
     assert downstream.bodies == []
     good = {**body, "dag_run_conf": {"seeds": 3}}
     assert client.post("/api/v2/backfills", json=good, headers=bearer(auth("admin"))).status_code == 200

@@ -180,8 +180,11 @@ def public_datadocs(token: str, run_id: str, key: str) -> Response:
     key = safe_key(run_id, key)
     if not key.startswith("datadocs/") or not datadocs.check(token, run_id):
         raise HTTPException(status_code=404, detail="no such object (or the link has expired: open it from the runs view)")
-    csp = datadocs.DATADOCS_CSP if key.endswith(".html") else STORED_CSP
-    return _stored(lambda config: config.run_prefix(run_id) + key, "no such object", csp=csp)
+    if key.endswith(".html"):
+        return _stored(lambda config: config.run_prefix(run_id) + key, "no such object", csp=datadocs.DATADOCS_CSP)
+    # a page's scripts, styles and fonts; a font is fetched in CORS mode, and the sandboxed page's origin is opaque
+    return _stored(lambda config: config.run_prefix(run_id) + key, "no such object",
+                   headers={"Access-Control-Allow-Origin": "*"})
 
 
 app.mount("/public", public)
@@ -491,7 +494,7 @@ def study_object(study_id: str, key: str) -> Response:
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
-def _stored(bucket_key, missing: str, csp: str = STORED_CSP) -> Response:
+def _stored(bucket_key, missing: str, csp: str = STORED_CSP, headers: dict[str, str] | None = None) -> Response:
     """One object from the run storage (``bucket_key(config)``: its key, already checked),
     streamed with the policy ``csp`` (default: sandboxed, no script): 503 without storage or when it
     is unreachable, 404 when it is missing, 413 when it is over `MAX_SERVED_BYTES`."""
@@ -523,7 +526,7 @@ def _stored(bucket_key, missing: str, csp: str = STORED_CSP) -> Response:
             client.close()
 
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    headers = {"Content-Length": str(size), "Content-Security-Policy": csp}
+    headers = {"Content-Length": str(size), "Content-Security-Policy": csp, **(headers or {})}
     return StreamingResponse(chunks(), media_type=media_type, headers=headers)
 
 

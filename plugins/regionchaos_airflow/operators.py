@@ -241,7 +241,7 @@ class ChaosRunOperator(_PythonDecoratedOperator):
         context["ti"].xcom_push(REPORT_URL_XCOM, "")
         result = super().execute(context)  # then the operator's "Done. Returned value not shown"
         if context.get(REPORT_LINE):  # last: where Airflow's log view makes the address a link
-            print(context[REPORT_LINE], flush=True)
+            account(context[REPORT_LINE])
         return result
 
 
@@ -263,6 +263,14 @@ def quiet_libraries(names: tuple[str, ...] = QUIET_LOGGERS) -> None:
 def say(text: str) -> None:
     """One progress line in the task log."""
     print(f"regionchaos: {text}", flush=True)
+
+
+def account(line: str) -> None:
+    """A line of the task's closing account (verdict, outcome, where the report is) in its log, in
+    order with Airflow's own closing lines: through logging, which reaches Airflow on the channel its
+    own lines take. What a task prints travels on another one, and its last lines arrived after
+    Airflow's "Task exited" and inside its "Post Execute" group."""
+    log.info("%s", line)
 
 
 class TaskConsole:
@@ -316,8 +324,10 @@ def _label(entry: dict[str, Any]) -> None:
     label (Airflow shows a rendered one in its Map Index column, linked to a ``/mapped/0`` that is not there)."""
     context = get_current_context()
     index = getattr(context.get("ti"), "map_index", None)
-    mapped = isinstance(index, int) and index >= 0
-    context["run_label"] = f"{entry.get('scenario_name')} ({entry.get('run_id')})" if mapped else ""
+    if isinstance(index, int) and index >= 0:
+        context["run_label"] = f"{entry.get('scenario_name')} ({entry.get('run_id')})"
+    else:  # no template, nothing rendered: Airflow's task runner renders the one in the context
+        context["map_index_template"] = None
 
 
 def _scenario(entry: dict[str, Any] | None):
@@ -406,7 +416,7 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
     quiet_libraries()
     _label(entry)
     if entry.get("skip"):  # a real-Flink scenario where no distribution is installed: skipped, never green valid
-        print(f"regionchaos skipped: {entry['skip']}", flush=True)
+        account(f"regionchaos skipped: {entry['skip']}")
         raise AirflowSkipException(entry["skip"])
     scenario = _scenario(entry)
     storage = resolve_storage()
@@ -417,7 +427,7 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
         )
     record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
-        print(line, flush=True)
+        account(line)
     url = report_url(summary.get("run_id", "")) if _shared(storage) else None
     _tell(summary, entry, url)
     _fail_without_verdict(summary, entry, url)
@@ -436,7 +446,7 @@ def fail(text: str) -> NoReturn:
     Airflow's log view makes it a link."""
     line = get_current_context().get(REPORT_LINE)
     if line:
-        print(line, flush=True)
+        account(line)
     raise RunFailed(text)
 
 
@@ -503,7 +513,7 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
         summary = finish(entry["run_id"], storage=storage, overrides=entry.get("overrides"), console=TaskConsole())
     record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
-        print(line, flush=True)
+        account(line)
     url = report_url(summary.get("run_id", ""))
     _tell(summary, entry, url)
     _fail_without_verdict(summary, entry, url)
@@ -533,9 +543,9 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
     url = None
     if not _shared(storage):
         row["published"] = False
-        print("regionchaos note: the embedded S3 server ended with chaos_run (summary, report and "
-              "Data Docs were mirrored locally); run scripts/ui.sh, or set the regionchaos_s3 connection "
-              "or REGIONCHAOS_S3_ENDPOINT, to list runs in Airflow", flush=True)
+        account("regionchaos note: the embedded S3 server ended with chaos_run (summary, report and "
+                "Data Docs were mirrored locally); run scripts/ui.sh, or set the regionchaos_s3 connection "
+                "or REGIONCHAOS_S3_ENDPOINT, to list runs in Airflow")
     else:
         store = ObjectStore.for_run(storage, row["run_id"])
         missing = [key for key in ("summary.json", "report/index.html") if not store.exists(key)]
@@ -546,7 +556,7 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
         url = report_url(row["run_id"])
     outcome = _tell(summary, entry, url)
     row["outcome"] = {"ok": outcome.ok, "headline": outcome.headline}
-    print(f"regionchaos outcome: {outcome.headline}", flush=True)
+    account(f"regionchaos outcome: {outcome.headline}")
     if fail_on_verdict and not outcome.ok:
         fail(f"run {row['run_id']} {outcome.headline}" + (f"; report: {url}" if url else ""))
     return row
