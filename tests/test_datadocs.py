@@ -105,30 +105,18 @@ def test_make_offline_copies_the_assets_the_site_loads(tmp_path):
 @pytest.mark.browser
 def test_a_site_written_offline_renders_by_file_url_with_the_network_off(tmp_path):
     """The rewrite's point: the Data Docs folder opened from disk, every http(s) request refused."""
-    from tests.offline_page import CHROMIUM
+    from tests.offline_page import open_offline
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
     site = tmp_path / "datadocs"
     shutil.copytree(TINY, site)
     offline.make_offline(site)
-    requested: list[str] = []
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.route(re.compile(r"^https?://"), lambda route: route.abort())  # the network is off
-            page.on("request", lambda r: requested.append(r.url))
-            page.goto((site / VALIDATION).as_uri())
-            page.locator("text=Unexpected Value").first.wait_for(timeout=30_000)
-            filled = page.locator(".bootstrap-table").count()  # tables bootstrap-table drew: its scripts ran
-            text = page.locator("body").inner_text()
-            page.screenshot(path=str(SCREENSHOTS / "datadocs-offline.png"), full_page=True)
-        finally:
-            browser.close()
+
+    def read(page):
+        page.locator("text=Unexpected Value").first.wait_for(timeout=30_000)
+        return page.locator(".bootstrap-table").count(), page.locator("body").inner_text()  # drawn: its scripts ran
+
+    (filled, text), requested = open_offline(site / VALIDATION, SCREENSHOTS / "datadocs-offline.png", read,
+                                             network=False)
     assert filled > 0 and "Status: Failed" in re.sub(r"\s+", " ", text)
     assert all(url.startswith("file://") for url in requested), [u for u in requested if not u.startswith("file:")]
 
