@@ -372,7 +372,8 @@ def invalid_run(page, airflow) -> InvalidRun:
         dialog.get_by_test_id("trigger-dag-submit").click()
     assert posted.value.status == 200, posted.value.text()
     created = posted.value.json()
-    assert (created["conf"]["scenario"], created["conf"]["seed"], created["conf"]["mutant"]) == (SCENARIO, str(SEED), MUTANT)
+    conf = created["conf"]
+    assert (conf["scenario"], conf["seed"], conf["mutant"]) == (SCENARIO, str(SEED), MUTANT)  # the seed as typed
     page.screenshot(path=SHOTS / "04-triggered.png")
     run_id = created["dag_run_id"]
     key = run_key(SCENARIO, f"s{SEED}", MUTANT, run_id)
@@ -535,7 +536,8 @@ def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(
         expectations = docs.locator(".ge-section table > tbody > tr:has(td:first-child i.fas)")
         shown_before = expectations.filter(visible=True).count()
         docs.get_by_text("Failed Only").click()  # GX's filter: the expectations that passed fade out
-        docs.locator(".ge-section table > tbody > tr:has(td:first-child i.fa-check-circle)").last.wait_for(state="hidden")
+        passed = docs.locator(".ge-section table > tbody > tr:has(td:first-child i.fa-check-circle)")
+        passed.last.wait_for(state="hidden")
         shown_after = [t[:40] for t in expectations.filter(visible=True).all_inner_texts()]
         page.screenshot(path=SHOTS / "17-datadocs-notifications-unexpected-rows.png")
     finally:
@@ -557,7 +559,8 @@ def header_boxes(table) -> list[dict]:
     """The column headers of a table: text, left and right edges of the cell and of its text."""
     return table.locator("thead th").evaluate_all("""ths => ths.map(th => { const r = document.createRange();
         r.selectNodeContents(th); const text = r.getBoundingClientRect(), cell = th.getBoundingClientRect();
-        return {text: th.innerText.trim(), left: cell.left, right: cell.right, textLeft: text.left, textRight: text.right}; })""")
+        return {text: th.innerText.trim(), left: cell.left, right: cell.right,
+                textLeft: text.left, textRight: text.right}; })""")
 
 
 def assert_separated(headers: list[dict], gap_px: float = 6.0) -> None:

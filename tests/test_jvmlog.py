@@ -25,9 +25,10 @@ logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(levelname)s
 from regionchaos_airflow.jvmlog import jvm_output_as_warnings
 with jvm_output_as_warnings():
     jvm = subprocess.Popen([sys.executable, "-c",
-        "import sys, time; print('WARNING: Using incubator modules: jdk.incubator.vector', file=sys.stderr, flush=True);"
-        "print('Picked up JAVA_TOOL_OPTIONS: -Xss4m', file=sys.stderr, flush=True); time.sleep(0.5);"
-        "print('later: from the JVM', file=sys.stderr, flush=True)"])
+        "import sys, time; err = sys.stderr;"
+        "print('WARNING: Using incubator modules: jdk.incubator.vector', file=err, flush=True);"
+        "print('Picked up JAVA_TOOL_OPTIONS: -Xss4m', file=err, flush=True); time.sleep(0.5);"
+        "print('later: from the JVM', file=err, flush=True)"])
 print("the task's own stderr again", file=sys.stderr, flush=True)
 jvm.wait()
 time.sleep(0.3)

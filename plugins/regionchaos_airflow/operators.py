@@ -152,7 +152,8 @@ def report_url(run_id: str, base_url: str | None = None) -> str | None:
     address the "Chaos report" link, the DAG run's note, the task log and the runs view share."""
     if not run_id or not RUN_ID_RE.match(run_id):
         return None
-    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + in_airflow(view_links(run_id)["report_view"])
+    base = airflow_base_url() if base_url is None else base_url.rstrip("/")
+    return base + in_airflow(view_links(run_id)["report_view"])
 
 
 def note_text(outcome: Outcome, summary: dict[str, Any], url: str | None) -> str:

@@ -161,7 +161,8 @@ def _optional(param: str, kind: str, title: str, description: str, section: str,
     suggestions the catalogue's own values."""
     from airflow.sdk import Param
 
-    types = _number_text(kind, list(scenario_values()[param].values())) if kind in NUMBER_TEXT else {"type": ["null", kind]}
+    catalogue_values = list(scenario_values()[param].values())
+    types = _number_text(kind, catalogue_values) if kind in NUMBER_TEXT else {"type": ["null", kind]}
     return Param(None, title=title, description=f"{description} {empty_keeps(param)}", section=section,
                  **types, **schema)
 
