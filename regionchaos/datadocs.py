@@ -76,6 +76,7 @@ SITE_STYLE = """<style id="regionchaos-datadocs">
   padding: .3rem .6rem; border: 1px solid #dee2e6; border-bottom-width: 2px; white-space: nowrap; }
 </style>"""
 
+
 def vendor_files(names: set[str]) -> set[str]:
     """The files under `ASSETS_DIR` a set of copied assets needs (fontawesome's fonts with its stylesheet)."""
     files = set(names)
