@@ -95,6 +95,17 @@ def test_the_demo_runs_the_manual_dag_and_prints_verdict_and_report(demo, airflo
     assert local_report.read_text().lstrip().lower().startswith(("<!doctype html", "<html"))
     assert dag_runs(airflow_home) == [(dag_runs(airflow_home)[0][0], "success")]
     assert demo.log and not re.findall(r"^.*\[error\s*\].*$", demo.log, re.M)  # e.g. the link's "XCom not found"
+    # the summary is an XCom, not echoed into the log; the log ends with where the report is
+    assert "Returned value was: {'findings'" not in demo.log and "Done. Returned value not shown" in demo.log
+    chaos_run = demo.log.split("starting task_id=chaos_run")[1].splitlines()
+    own = chaos_run[:next(i for i, line in enumerate(chaos_run) if "::group::Post Execute" in line)]
+    # the task's last line (a log record: `operators.account`), then Airflow's Post Execute group
+    assert re.search(rf"\] regionchaos report \(local copy\): {re.escape(str(local_report))} +\[regionchaos_airflow",
+                     own[-1]), own[-3:]
+    # the local copy of the Data Docs asks no other host (written offline: regionchaos/datadocs.py)
+    pages = list((airflow_home / "runs" / run_id / "datadocs").rglob("*.html"))
+    assert pages and (airflow_home / "runs" / run_id / "datadocs" / "static" / "vendor" / "jquery.min.js").is_file()
+    assert not [p for p in pages if re.search(r"<(script|link)\b[^>]*(src|href)=[\"']https?://", p.read_text())]
 
 
 def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look(mutant_demo, airflow_home):
@@ -107,10 +118,14 @@ def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look
     failed = re.search(r"^regionchaos failed invariants: (.+)$", out, re.M).group(1).split(", ")
     assert "notifications" in failed, out
     # the task's failure message, after the report was published
-    url = f"http://127.0.0.1:8091/regionchaos/runs/{run_id}/report"  # the report page in the plugin
+    url = f"http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/{run_id}/report"  # the report page, inside Airflow
     assert f"regionchaos report in Airflow: {url}" in out
-    assert (f"AirflowFailException: run {run_id} invalid: the checks caught mutant failed-region-commits; "
+    # one failure line (Airflow's "Task exited", operators.RunFailed), no traceback, no retry
+    assert (f"task failed: run {run_id} invalid: the checks caught mutant failed-region-commits; "
             f"failed invariants: {', '.join(failed)}; report: {url}") in out, out
+    publish = log.split("starting task_id=publish_report")[1]
+    assert "Traceback" not in publish and "Task failed with exception" not in publish, publish[-3000:]
+    assert len(re.findall(r"\[error\s*\] Task exited", publish)) == 1
     assert re.search(r"dag run: failed \(airflow exit [1-9]\d*\)", out), out  # `airflow dags test` exits non-zero
     # the DAG run's note (the plugin's listener) and the tasks' "Chaos report" links
     ((dag_run_id, state),) = [r for r in dag_runs(airflow_home) if r[1] != "success"]
@@ -232,21 +247,25 @@ def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(api_server
     before = api_server.runs(MANUAL)
     status, body = trigger(api_server, {"scenario": "smoke", "seed": 3, "rescale": rescale})
     assert status == 400, body
-    assert body["detail"] == f"Rescale plan (rescale): {reason}"
+    assert body["detail"] == f"No chaos run was started: correct this field and trigger again.\nRescale plan (rescale): {reason}"
     assert api_server.runs(MANUAL) == before
 
 
 def test_the_api_server_names_form_fields_not_scenario_keys(api_server):
     before = api_server.runs(MANUAL)
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": -1})
-    assert (status, body["detail"]) == (400, "Seed (seed): must be at least 0, got -1")
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
+    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": "-1"})  # as the form types it
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1})
     assert status == 400
-    assert body["detail"] == ("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
+    assert body["detail"] == ("No chaos run was started: correct this field and trigger again.\n"
+                              "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
                               "scenario smoke (at most one TaskManager per subtask): at least 2")
     assert "topology." not in json.dumps(body)
     status, body = trigger(api_server, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
-    assert (status, body["detail"]) == (400, "Seeds (seeds): must be at least 1, got 0")
+    assert (status, body["detail"]) == (400, "No swarm was started: correct this field and trigger again.\n"
+                                             "Seeds (seeds): must be at least 1, got 0")
     assert api_server.runs(MANUAL) == before
     assert api_server.runs("regionchaos_swarm") == []
 
@@ -257,6 +276,9 @@ def test_the_api_server_still_authenticates_before_it_answers(api_server):
 
 
 def test_the_api_server_creates_a_run_for_a_good_form(api_server):
+    typed = {"scenario": "smoke", "seed": "12", "decline": "0.1"}  # number fields as the form sends them: text
+    status, body = trigger(api_server, typed)
+    assert status == 200 and body["conf"] == typed, body
     conf = {"scenario": "rescale-4-2-1", "seed": 7, "rescale": "3:2,7:1", "parallelism": 6, "mutant": "none"}
     status, body = trigger(api_server, conf)
     assert status == 200, body

@@ -243,7 +243,7 @@ GOOD_CONF = {"scenario": "rescale-4-2-1", "seed": 7, "parallelism": 6, "decline"
 
 @pytest.mark.parametrize(
     "key, bad",
-    [("scenario", "nope"), ("seed", -1), ("seed", "7"), ("parallelism", 0), ("parallelism", 9000),
+    [("scenario", "nope"), ("seed", -1), ("seed", "seven"), ("seed", "7.5"), ("parallelism", 0), ("parallelism", 9000),
      ("decline", 1.5), ("timeout", -0.1), ("max_failure_ratio", 2), ("max_consecutive_failures", -1),
      ("rescale", "3-2"), ("rescale", "3:2,"), ("rescale", "3:0"), ("rescale", "3:9999"),
      ("rescale", "3:2,7:00"), ("rescale", "1" * 1001 + ":1"), ("mutant", "bogus"), ("partitioning", "shuffle")],
@@ -259,6 +259,29 @@ def test_manual_form_accepts_a_full_conf(dagbag):
     params = copy.deepcopy(dagbag.dags["regionchaos_manual"].params)
     params.update(GOOD_CONF)
     assert params.validate()["seed"] == 7
+
+
+def test_an_optional_number_field_is_a_text_field_that_keeps_what_was_typed(dagbag):
+    """Airflow's form draws a field of several types with examples as a text input (its number input
+    turned a typed -1 into NaN, then empty: a run with the scenario's seed): the text is sent as typed,
+    read as its number by the check and the DAG, or refused naming the field."""
+    for dag_id, names in (("regionchaos_manual", ("seed", "parallelism", "decline", "max_failure_ratio",
+                                                  "max_consecutive_failures")), ("regionchaos_swarm", ("first_seed",))):
+        for name in names:
+            schema = dagbag.dags[dag_id].params.get_param(name).schema
+            assert schema["type"][:2] == ["null", "string"] and len(schema["type"]) == 3, schema  # text, first
+            assert isinstance(schema["examples"], list) and schema["examples"], schema  # suggestions, not a JSON box
+    assert "1" in dagbag.dags["regionchaos_manual"].params.get_param("seed").schema["examples"]  # smoke's seed
+    conf = {"scenario": "smoke", "seed": " 7 ", "decline": "0.05", "parallelism": "", "max_consecutive_failures": "2"}
+    assert form.check_manual_conf(conf) == []
+    scenario = form.scenario_from_params(conf)
+    assert (scenario.seed, scenario.faults.decline, scenario.flink.max_consecutive_failures) == (7, 0.05, 2)
+    assert form.overrides_from_params(conf)["faults.decline"] == 0.05 and "topology.parallelism" not in \
+        form.overrides_from_params(conf)  # empty: the scenario's own
+    assert form.typed({"seed": "-1", "first_seed": "x", "rescale": "3:2"}) == {"seed": -1, "first_seed": "x",
+                                                                               "rescale": "3:2"}
+    (error,) = form.check_swarm_conf({"first_seed": "-5"})
+    assert str(error) == "First seed (first_seed): must be at least 0, got -5"
 
 
 def test_scenario_from_params_maps_the_form_onto_the_scenario():
@@ -310,7 +333,10 @@ INTERNAL_KEYS = ("topology.", "faults.", "flink.", "execution.checkpointing", "r
      ({"seed": -1}, "seed", "Seed", "must be at least 0, got -1"),
      ({"max_failure_ratio": 2}, "max_failure_ratio", "Max failure ratio", "must be at most 1.0, got 2"),
      ({"mutant": "bogus"}, "mutant", "Mutant", "'bogus' is not one of the choices: none, cleaner-ignores-refs"),
-     ({"seed": "7"}, "seed", "Seed", "must be a whole number or left empty, got '7'"),
+     ({"seed": "seven"}, "seed", "Seed", "must be a whole number from 0 to 9007199254740991 or left empty, got 'seven'"),
+     ({"seed": "-1"}, "seed", "Seed", "must be at least 0, got -1"),  # typed into the form: its text
+     ({"decline": " 1.5"}, "decline", "Fault: decline", "must be at most 1.0, got 1.5"),
+     ({"seed": True}, "seed", "Seed", "must be a whole number or left empty, got true"),
      ({"sed": 3}, "sed", None, "unknown parameter of this DAG")],
 )
 def test_the_whole_form_check_names_the_field_the_user_typed(conf, param, title, reason):
@@ -576,6 +602,7 @@ def test_a_skipped_real_flink_run_is_no_problem_of_the_nightly_but_said_in_its_n
     assert judge_nightly(plan, rows) == [] and skipped_runs(plan) == [f"real-flink-tm-kills: {why}"]
     note = nightly_note(plan, rows, None, [], base_url="http://h")
     assert "**nightly: 1 scenario(s) as expected**" in note and f"- real-flink-tm-kills: {why}" in note
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")  # the runs view inside Airflow
     # not skipped on purpose, and no row: its task failed, a problem
     unplanned = [plan[0], {k: v for k, v in plan[1].items() if k != "skip"}]
     assert [p.split(":")[0] for p in judge_nightly(unplanned, rows)] == ["real-flink-tm-kills"]
@@ -817,7 +844,8 @@ def test_the_note_and_the_link_point_into_airflow():
     from regionchaos_airflow.operators import note_text, report_url
 
     url = report_url("smoke-s1-manual-x", base_url="http://127.0.0.1:8091/")
-    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report"  # the report's own page
+    # the report's own page, inside Airflow's UI (Airflow 3.3 frames the plugin's view at /plugin/chaos)
+    assert url == "http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/smoke-s1-manual-x/report"
     assert report_url("../etc", base_url="http://h") is None
     outcome = RunOutcome("violation", "invalid: failed invariants: notifications")
     note = note_text(outcome, {"scenario": "smoke", "seed": 1, "mutant": None, "run_id": "smoke-s1-manual-x"}, url)
@@ -825,6 +853,16 @@ def test_the_note_and_the_link_point_into_airflow():
     assert f"[Chaos report]({url})" in note
     assert compose([note, note, ""]) == note  # one note per run, duplicates dropped
     assert len(compose(["x" * 5000])) <= MAX_NOTE_CHARS
+
+
+def test_the_swarm_note_links_the_runs_view_inside_airflow():
+    from regionchaos.judge import swarm_outcome
+    from regionchaos_airflow.operators import swarm_note
+
+    rows = [{"seed": 1, "verdict": "valid"}, {"seed": 2, "verdict": "valid"}]
+    note = swarm_note(rows, swarm_outcome(rows, seeds=2), base_url="http://h/")
+    assert note.startswith("**swarm of 2 seed(s)")
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")
 
 
 def test_a_run_s_dag_run_is_read_from_beside_its_summary_for_the_runs_view_link():

@@ -4,10 +4,11 @@ In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DES
      Airflow knows of a run beside it (``airflow.json``: `AIRFLOW_KEY`), folder names found under the
      runs prefix, swarm results.
 Out: storage-safe run ids (`run_key`), whether a stored folder is shown and served as a run
-     (`listable_run_id`), why a stored summary cannot be shown (`summary_problem`), compact
-     result rows (`result_row`, each with its outcome by the one policy table), and the lists of
-     problems that fail the nightly and swarm summary tasks (`judge_nightly`, `judge_swarm`: the
-     runs' and the swarm's outcomes, `regionchaos.judge.policy`). Pure functions: no Airflow, no storage.
+     (`listable_run_id`), a plugin page's address inside Airflow's UI (`in_airflow`), why a stored
+     summary cannot be shown (`summary_problem`), compact result rows (`result_row`, each with its outcome
+     by the one policy table), and the lists of problems that fail the nightly and swarm summary tasks
+     (`judge_nightly`, `judge_swarm`: the runs' and the swarm's outcomes, `regionchaos.judge.policy`). Pure
+     functions: no Airflow, no storage.
 
 The DAG files import this module while they are parsed: what imports boto3 or pyarrow (`regionchaos.swarm`)
 is imported inside the function that needs it.
@@ -28,6 +29,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
 AIRFLOW_KEY = "airflow.json"  # beside a run's summary.json: the DAG run that made it and its note
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 PLUGIN_PREFIX = "/regionchaos"
+AIRFLOW_VIEW_ROUTE = "chaos"  # the nav view's url_route: Airflow's UI shows the runs view at /plugin/chaos
 LISTED_RUN_ID_MAX_CHARS = 255
 # Letters, marks, digits, punctuation and symbols of any script; no control, format (bidi
 # overrides, zero-width), separator other than the plain space, private-use, surrogate or
@@ -85,6 +87,16 @@ def run_key(*parts: object) -> str:
 def failed_invariants(summary: dict[str, Any]) -> list[str]:
     """The checks that did not pass (failed, or no result), as the runs view marks them."""
     return [c.get("name", "?") for c in summary.get("checks", []) if not c.get("success", False)]
+
+
+def in_airflow(path: str) -> str:
+    """The address inside Airflow's UI of a page of the plugin (``path``: ``/regionchaos/...``).
+
+    Airflow 3.3 shows the plugin's nav view at ``/plugin/<url_route>`` and appends the address of
+    the page in its frame (``/plugin/chaos/regionchaos/runs/RUN/report``); opened afresh, that
+    address shows the same page in the same frame. The one address of a report or Data Docs page
+    that the "Chaos report" link, the DAG runs' notes and the runs view all use."""
+    return f"/plugin/{AIRFLOW_VIEW_ROUTE}{path}"
 
 
 def view_links(run_id: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import sparkrules
+from .. import datadocs, sparkrules
 from .. import tables as tables_mod
 from ..spark import get_spark
 from .checks import check_of, rule_result
@@ -277,6 +277,7 @@ class GXValidator:
         for key, vr in result.run_results.items():  # as `name_data_assets` left them (GX stored them before)
             store.set(key, vr)
         self.context.build_data_docs(site_names=[self.SITE])
+        datadocs.make_offline(target)  # the stored copy and the local mirror render offline, as written
         return target / "index.html"
 
 
