@@ -50,7 +50,6 @@ from .protocol.checkpoint import GLOBAL, REGIONAL
 from .protocol.coordinator import (
     ABORTED,
     N_COMPLETE,
-    R_FINALIZE,
     R_SUBSUMED,
     CheckpointCoordinator,
     CheckpointOutcome,
@@ -200,7 +199,7 @@ class Checkpointing:
         em.log(Kind.FALLBACK_REQUESTED, checkpoint_id=pending.checkpoint_id, request=pending.fallback_requests,
                failed_regions=list(outcome.failed_regions),
                fallback_checkpoint_id=coord.store.latest().checkpoint_id if coord.store.latest() else None)
-        em.clock.after(self._delay(attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
+        em.clock.after(_delay(em, attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
                        self._fallback_done, attempt, pending.fallback_requests)
         if pending.fallback_requests == 1:
             em.instants.land_at_fallback(attempt)
@@ -236,35 +235,16 @@ class Checkpointing:
         em.instants.land_inside(attempt, "pending", None)
         em.instants.land_inside(attempt, "finalize", 0)
         if self._live(attempt):
-            em.clock.after(self._delay(attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
+            em.clock.after(_delay(em, attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
 
     def _finalized(self, attempt: Attempt, kind: str) -> None:
         if not self._live(attempt):
             return
         coord = attempt.coordinator
         if attempt.faults.store_failure:
-            self._store_failed(attempt, kind)
+            self._ended(attempt, self.em.instants.store_failed(attempt, kind))
             return
         outcome = coord.complete(attempt.pending, attempt.pending.decision, kind)
-        self._ended(attempt, outcome)
-
-    def _store_failed(self, attempt: Attempt, kind: str) -> None:
-        """N's metadata is written, and the completed checkpoint store refuses it: N is discarded (its
-        ``_metadata`` and its own state objects, ``discardOnFailedStoring``) and aborted,
-        FINALIZE_CHECKPOINT_FAILURE. Under the PR a REGIONAL one stays in the pending table for good:
-        ``completeRegionalCheckpoint`` calls ``removePendingCheckpoint`` inside its ``try``, after the store add,
-        and the failed store add has disposed the checkpoint, which ``abortPendingCheckpoint`` then skips
-        (apache/flink 4e12013748c0af9c17eeafb5b6c28d1806f51973; ``completePendingCheckpoint`` removes it in a
-        ``finally``): its concurrency slot is held until a new JobManager."""
-        em, coord, pending, cid = self.em, attempt.coordinator, attempt.pending, attempt.checkpoint_id
-        attempt.faults.store_failure = False
-        body = coord.complete_copy(pending, pending.decision, kind).to_bytes()
-        em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": body})
-        em.log(Kind.STORE_FAILED, checkpoint_id=cid, type=kind)
-        outcome = coord.abort(pending, pending.decision, R_FINALIZE)
-        outcome.subsumed = (cid,)  # its _metadata goes with it
-        if kind == REGIONAL and em.settings.semantics == PR:
-            coord.leaked.add(cid)
         self._ended(attempt, outcome)
 
     # -- the end ----------------------------------------------------------------------------------
@@ -314,15 +294,14 @@ class Checkpointing:
         for pending, outcome in coord.abort_all_pending(reason):
             self._ended(self.attempts[pending.checkpoint_id], outcome)
 
-    # -- delays -----------------------------------------------------------------------------------
-
-    def _delay(self, attempt: Attempt, name: str, stream: int, *index: int) -> int:
-        lo, hi = getattr(self.em.sc.timing, name)
-        if lo == hi:
-            return lo
-        return int(stream_rng(self.em.sc.seed, Stream.TIMING, attempt.index, stream, attempt.checkpoint_id, *index)
-                   .integers(lo, hi + 1))
-
-
 def attempt_of(checkpointing: Checkpointing, checkpoint_id: int) -> Any:
     return checkpointing.attempts.get(checkpoint_id)
+
+
+def _delay(em: Emulation, attempt: Attempt, name: str, stream: int, *index: int) -> int:
+    """One of the attempt's drawn delays (``timing.<name>``: ``[min, max]`` ms; none drawn when fixed)."""
+    lo, hi = getattr(em.sc.timing, name)
+    if lo == hi:
+        return lo
+    return int(stream_rng(em.sc.seed, Stream.TIMING, attempt.index, stream, attempt.checkpoint_id, *index)
+               .integers(lo, hi + 1))

@@ -16,7 +16,7 @@ Out: `make_offline(site_dir)`, in place: every page's CDN scripts and stylesheet
      GX's newsletter footer removed; the column headers of tables nested in a table's cells kept
      apart (`SITE_STYLE`). `rewrite_page(page, static)` does one page.
 
-Pure file work: no GX import, no network. `regionchaos.validate.GXValidator.build_docs` calls it
+Pure file work: no GX import, no network. `regionchaos.judge.engine.GXValidator.build_docs` calls it
 right after GX built the site, so the stored copy and the local mirror are the same offline site.
 """
 
