@@ -13,11 +13,12 @@ round, every candidate reduction is emulated in memory (cheap: the swarm's in-me
 and all of a round's candidates are judged together by one pass of the same GX suites (the first
 round's in the same pass as the run itself: `regionchaos.judge.runs.judge_rows`). Candidates of a
 round: the schedule without each of its chunks at every granularity (halves, quarters, ... single faults: delta debugging's
-complements, all at once since emulating is cheap and the judging pass is the fixed cost),
+complements, all at once since emulating is cheap and the judging pass is the fixed cost), each fault
+placed inside a pending checkpoint moved out between checkpoints or one response earlier,
 fewer fault-phase checkpoints (up to the last fault), and a lower parallelism (faults on
 subtasks, regions or TaskManagers that no longer exist dropped). The smallest candidate that
 still fails the invariant wins the round; shrinking stops when no candidate does. Every step
-is a strict reduction of (faults, checkpoints, parallelism), so it terminates.
+is a strict reduction of (faults, checkpoints, parallelism, faults inside checkpoints), so it terminates.
 """
 
 from __future__ import annotations
@@ -50,9 +51,26 @@ class ShrinkResult:
     outcome: RunOutcome | None = None  # the run's own, as the policy reads its judgement
 
 
-def size(scenario: Scenario) -> tuple[int, int, int]:
-    """(faults, fault-phase checkpoints, parallelism): what shrinking reduces."""
-    return (len(scenario.faults.schedule or ()), scenario.checkpoints, scenario.topology.parallelism)
+def size(scenario: Scenario) -> tuple[int, int, int, int]:
+    """(faults, fault-phase checkpoints, parallelism, how deep inside checkpoints its faults land): what
+    shrinking reduces. The last counts, per fault placed inside a pending checkpoint (``at``), one, plus the
+    responses it waits for (``after_acks``): a fault moved earlier, or out between checkpoints, is smaller."""
+    inside = sum(1 + (f.after_acks or 0) for f in scenario.faults.schedule or () if f.at not in (None, "between"))
+    return (len(scenario.faults.schedule or ()), scenario.checkpoints, scenario.topology.parallelism, inside)
+
+
+def _moved(schedule: list[dict]) -> list[list[dict]]:
+    """The schedule with one fault moved: out of its pending checkpoint (between checkpoints), or to land
+    one response earlier."""
+    out = []
+    for i, entry in enumerate(schedule):
+        if entry.get("at") in (None, "between"):
+            continue
+        between = {k: v for k, v in entry.items() if k not in ("at", "after_acks")}
+        out.append(schedule[:i] + [between] + schedule[i + 1:])
+        if entry.get("after_acks"):
+            out.append(schedule[:i] + [{**entry, "after_acks": entry["after_acks"] - 1}] + schedule[i + 1:])
+    return out
 
 
 def _with(scenario: Scenario, *, schedule: list[dict] | None = None, checkpoints: int | None = None,
@@ -94,6 +112,7 @@ def candidates(scenario: Scenario) -> list[Scenario]:
         if n == len(schedule):
             break
         n *= 2
+    out += [_with(scenario, schedule=moved) for moved in _moved(schedule)]
     last = max((e["checkpoint"] for e in schedule), default=-1)
     for checkpoints in sorted({last + 1, (scenario.checkpoints + last + 1) // 2, scenario.checkpoints - 1}):
         if 1 <= checkpoints < scenario.checkpoints:

@@ -215,3 +215,32 @@ def test_the_region_timeout_is_refused_under_the_pr():
         load("smoke", {**PR, "execution.checkpointing.region.timeout": 1000})
     assert [f for f, _ in err.value.errors] == ["flink.execution.checkpointing.region.timeout"]
     assert "not a Flink key" in err.value.errors[0][1]
+
+
+def test_shrinking_moves_a_fault_out_of_its_checkpoint_or_earlier():
+    """A shrink step moves a fault placed inside a pending checkpoint out between checkpoints, or to land one
+    response earlier: a smaller schedule, the same faults."""
+    from regionchaos.shrink import candidates, size
+
+    sc = load("smoke", {"faults.schedule": [_crash_inside("pending", 3)]})
+    moved = [c for c in candidates(sc) if len(c.faults.schedule or ()) == 1 and c.checkpoints == sc.checkpoints
+             and c.topology.parallelism == sc.topology.parallelism]
+    entries = sorted((c.faults.schedule[0].at or "", c.faults.schedule[0].after_acks or 0) for c in moved)
+    assert entries == [("", 0), ("pending", 2)]
+    assert all(size(c) < size(sc) for c in candidates(sc))
+
+
+def test_pinning_writes_where_each_fault_landed():
+    """`pin` writes a drawn run's faults with their instants; the pinned run is the drawn run, event for event."""
+    from regionchaos.schedule import pin
+
+    drawn = next(sc for seed in range(1, 60)
+                 if (sc := load("smoke", {"faults.swarm": True, "seed": seed})) and sc.faults.swarm
+                 and any(e.get("at") for e in (memrun.emulate(sc, record_schedule=True)[0].schedule or [])))
+    pinned, _ = pin(drawn)
+    assert any(f.at not in (None, "between") for f in pinned.faults.schedule)
+    a, _ = memrun.emulate(drawn)
+    b, _ = memrun.emulate(pinned)
+    def strip(events):
+        return [{k: v for k, v in e.items() if k not in ("drawn", "scenario")} for e in events]
+    assert strip(a.events) == strip(b.events)
