@@ -34,9 +34,11 @@ CASES_FILE = Path(__file__).resolve().parents[1] / "expectations" / "mutant_case
 
 def mutant_cases() -> dict[str, tuple[str, int, dict, dict[str, list[str]]]]:
     """Mutant -> (scenario, seed, overrides, {invariant suite it must fail: its rules}), as pinned in
-    `CASES_FILE` (the cases tests/test_mutants.py asserts)."""
+    `CASES_FILE` (the cases tests/test_mutants.py asserts); where a case names the scenario to swarm
+    (``swarm``: its pinned case is a schedule, which draws no faults), that scenario as written."""
     cases = yaml.safe_load(CASES_FILE.read_text())
-    return {name: (c["scenario"], c["seed"], c.get("set", {}), c["fails"]) for name, c in cases.items()}
+    return {name: ((c["swarm"], c["seed"], {}, c["fails"]) if "swarm" in c else
+                   (c["scenario"], c["seed"], c.get("set", {}), c["fails"])) for name, c in cases.items()}
 
 
 CASES = mutant_cases()
