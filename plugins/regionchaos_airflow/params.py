@@ -186,6 +186,24 @@ def _scenario_param(default: str, description: str, names: list[str] | None = No
                  title="Scenario", description=f"{description} Known: {', '.join(names)}.", **extra)
 
 
+def not_flink_keys_note(names: list[str]) -> str:
+    """The sentence of the scenario field that marks the keys Flink does not have: each such key the
+    catalogue's scenarios set, with the scenarios that set it ("" if none does)."""
+    from regionchaos.scenario import flink_settings
+
+    setters: dict[str, list[str]] = {}
+    for name in names:
+        scenario = load(name)
+        if scenario.backend != "flink":
+            for key, _value, is_flink in flink_settings(scenario):
+                if not is_flink:
+                    setters.setdefault(key, []).append(name)
+    if not setters:
+        return ""
+    return " Keys that are not Flink keys (the model's options): " + "; ".join(
+        f"{key} (not a Flink key), set by {', '.join(users)}" for key, users in sorted(setters.items())) + "."
+
+
 def manual_params() -> dict[str, Any]:
     """The Params of the manual chaos DAG (title, description and section each)."""
     from airflow.sdk import Param
@@ -202,7 +220,8 @@ def manual_params() -> dict[str, Any]:
         "scenario": _scenario_param("smoke" if "smoke" in names else names[0],
                                     "Catalogue scenario to run (regionchaos/catalogue/*.yaml). The real-Flink ones "
                                     f"({', '.join(scenario_names('flink'))}: backend flink, a loopback cluster, "
-                                    "minutes) take the seed and no other field of this form.", section="Scenario"),
+                                    "minutes) take the seed and no other field of this form."
+                                    + not_flink_keys_note(names), section="Scenario"),
         "seed": _optional("seed", "integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
                           "Scenario", **_range(0, MAX_FORM_SEED)),
         "parallelism": _optional(
@@ -252,7 +271,8 @@ def swarm_params() -> dict[str, Any]:
 
     return {
         "scenario": _scenario_param("smoke", "Base scenario (an emulated one); the swarm turns on faults.swarm, so "
-                                    "each seed also draws which fault kinds are on and how likely.",
+                                    "each seed also draws which fault kinds are on and how likely."
+                                    + not_flink_keys_note(scenario_names("emulation")),
                                     scenario_names("emulation")),
         "seeds": Param(200, type="integer", **_range(1, 100_000), title="Seeds",
                        description="How many consecutive seeds to run (1 to 100,000)."),
