@@ -244,3 +244,41 @@ def test_pinning_writes_where_each_fault_landed():
     def strip(events):
         return [{k: v for k, v in e.items() if k not in ("drawn", "scenario")} for e in events]
     assert strip(a.events) == strip(b.events)
+
+
+def _rescale_then_decline(semantics: str, subtasks: list[int]):
+    """4 -> 2 after the first checkpoint, then every task of ``subtasks`` declines the first checkpoint at
+    parallelism 2 (max-failure-ratio 1.0: no ratio abort); the metadata copies of the history, by id."""
+    from regionchaos.scenario import from_dict
+    from tests import tamper_helpers as H
+
+    sc = from_dict({
+        "name": "t", "seed": 1, "checkpoints": 3, "topology": {"parallelism": 4, "taskmanagers": 2},
+        "workload": {"splits": 8, "records_per_interval": [5, 20]},
+        "flink": {"execution.checkpointing.region.enabled": True, "execution.checkpointing.region.semantics": semantics,
+                  "execution.checkpointing.region.max-failure-ratio": 1.0,
+                  "execution.checkpointing.region.max-consecutive-failures": 3},
+        "rescale": [{"after_checkpoint": 1, "parallelism": 2}],
+        "faults": {"schedule": [{"checkpoint": 2, "kind": "decline", "vertex": v, "subtask": s}
+                                for s in subtasks for v in ("source", "process")], "heal_checkpoints": 1},
+    })
+    _, store = memrun.emulate(sc)
+    return H.history_metadata(store)
+
+
+def test_the_pr_names_the_old_parallelism_for_an_operator_no_subtask_acknowledged():
+    """Behaviour 6 (part of F5): under the PR an operator none of whose subtasks acknowledged N gets an
+    OperatorState built at the fallback checkpoint's parallelism (`lastState.getParallelism()`), so after
+    4 -> 2 checkpoint 3's metadata names parallelism 4 with entries at subtasks 0 and 1 only; with one
+    region failed the operator has a state of its own, at 2. The FLIP aborts a checkpoint every region
+    failed (the all-regions-failed rule), so there it cannot happen."""
+    every = _rescale_then_decline("pr", [0, 1])[3]
+    assert every["type"] == "REGIONAL" and every["failedRegions"] == [0, 1]
+    assert set(every["parallelism"].values()) == {4}
+    assert {e["subtask"] for e in every["operatorSubtaskStates"]} == {0, 1}
+
+    one = _rescale_then_decline("pr", [1])[3]
+    assert one["type"] == "REGIONAL" and one["failedRegions"] == [1]
+    assert set(one["parallelism"].values()) == {2}
+
+    assert 3 not in _rescale_then_decline("flip", [0, 1])
