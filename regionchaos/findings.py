@@ -180,6 +180,12 @@ FINDINGS: tuple[Finding, ...] = (
                     "state_consistency.counter_equals_truth", "state_consistency.source_ahead_of_counter"),
             "PR: a late ack during the region fallback completes the checkpoint GLOBAL with grafted entries left",
             lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms")),
+    # both semantics: the FLIP is silent on when the failed regions' entries are taken; modelled as Flink takes them
+    Finding("F14", ("exactly_once_output.no_duplicate_commit",),
+            "a REGIONAL decision grafts from the latest checkpoint at the decision: an older one completing before "
+            "it is skipped, and a region that committed it restores from before it",
+            lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
+            and _delayed(sc, "fallback_ms", "metadata_ms")),
     Finding("F15", ("reachable_global_state.split_assignment_consistent",),
             "PR: a split assigned to a healthy reader between a REGIONAL checkpoint's trigger and its region fallback "
             "is in no part of the checkpoint",
