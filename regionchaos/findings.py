@@ -108,6 +108,11 @@ def _late_acks(sc: Scenario) -> bool:
     return _may_draw(sc, "timeout", "slow_put")
 
 
+def _bounded_excess(sc: Scenario) -> tuple[str, ...]:
+    """A bounded run that finished also shows a duplicate (or, F13, a loss) in its whole output of a split."""
+    return ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()
+
+
 def _delayed(sc: Scenario, *steps: str) -> bool:
     """One of the control plane's ``steps`` (`regionchaos.scenario.Timing`) can take emulated time: other events
     can come between its start and its end (a swarm draws the timing per seed)."""
@@ -168,7 +173,8 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F12", ("notifications.failed_region_did_not_commit", "exactly_once_output.commit_within_checkpoint",
                     # a later restore of the region from the fallback reads the committed records again
                     "exactly_once_output.no_duplicate_commit"),
-            "PR: an abort notification completes the latest (REGIONAL) checkpoint on a failed region's sink", _pr),
+            "PR: an abort notification completes the latest (REGIONAL) checkpoint on a failed region's sink", _pr,
+            extra=_bounded_excess),
     Finding("F13", ("decisions_follow_rules.global_has_no_refs", "decisions_follow_rules.failed_regions_follow_responses",
                     # the grafted sink is told the GLOBAL checkpoint completed: it commits what its entry does not hold
                     "exactly_once_output.commit_within_checkpoint",
@@ -179,13 +185,15 @@ FINDINGS: tuple[Finding, ...] = (
                     "exactly_once_output.no_duplicate_commit", "inflight_data.no_records_lost",
                     "state_consistency.counter_equals_truth", "state_consistency.source_ahead_of_counter"),
             "PR: a late ack during the region fallback completes the checkpoint GLOBAL with grafted entries left",
-            lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms")),
+            lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms"),
+            extra=_bounded_excess),
     # both semantics: the FLIP is silent on when the failed regions' entries are taken; modelled as Flink takes them
     Finding("F14", ("exactly_once_output.no_duplicate_commit",),
             "a REGIONAL decision grafts from the latest checkpoint at the decision: an older one completing before "
             "it is skipped, and a region that committed it restores from before it",
             lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
-            and _delayed(sc, "fallback_ms", "metadata_ms")),
+            and _delayed(sc, "fallback_ms", "metadata_ms"),
+            extra=_bounded_excess),
     Finding("F15", ("reachable_global_state.split_assignment_consistent",),
             "PR: a split assigned to a healthy reader between a REGIONAL checkpoint's trigger and its region fallback "
             "is in no part of the checkpoint",
