@@ -3,9 +3,9 @@
 -- pending (as grafted_entries.sql: the history's `fallback_requested` before G's decision, a late ack in the failed
 -- region) still holds entries referencing the fallback checkpoint. G resets the consecutive counter like any GLOBAL
 -- completion, but its references do not break the chain: a REGIONAL checkpoint after it references G, and through
--- G's graft the checkpoints before it. A chain past the bound from a head H is F13's when H reaches such a G within
--- max-consecutive-failures links (the part a GLOBAL checkpoint would have cut is within the bound); a chain that is
--- too deep before any such G is not.
+-- G's graft the checkpoints before it. A chain past the bound from a head H is F13's when H is such a G (a GLOBAL
+-- checkpoint has no chain but for its graft) or reaches one within max-consecutive-failures links (the part a
+-- GLOBAL checkpoint would have cut is within the bound); a chain that is too deep before any such G is not.
 WITH RECURSIVE fb AS (
   SELECT run_id, checkpoint_id, seq,
          from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
@@ -45,3 +45,5 @@ FROM chain c
 JOIN mixed g ON g.run_id = c.run_id AND g.checkpoint_id = c.cur
 JOIN {batch} b ON b.run_id = c.run_id
 WHERE c.depth <= b.max_consecutive_failures
+UNION
+SELECT run_id, checkpoint_id, NULL, NULL, NULL, NULL FROM mixed
