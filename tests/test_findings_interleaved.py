@@ -6,13 +6,15 @@ In:  the findings' own catalogue scenarios (`FINDING_SCENARIOS`: F12 `pr-abort-c
      F16 `pr-gateway-stays-closed`), emulated once each into the embedded S3 server on their pinned schedules; the
      same schedules under the other semantics (`OTHER`: the FLIP for F12, F13, F15, F16, whose runs are valid; the
      PR for F14, which shows it too); and copies of the finding runs with one raw artifact edited
-     (`tests.tamper_helpers`: the history's notifications, task record or split assignments, a sink commit file).
+     (`tests.tamper_helpers`: the history's notifications, task record or split assignments, a sink commit file);
+     and F13's schedule with the process task silent instead of the source (`F13_SOURCE_GRAFTED`).
      All runs are judged in the session's ONE pooled pass of the GX suites (tests/judge_pool.py).
 Out: (a) each finding's run is invalid, fails exactly the invariants `FINDING_SCENARIOS` names (its ``expect``
      invariant among them), each through rules its finding declares, every violating row tagged by the finding's
      mechanism (``expectations/mechanisms/F12`` ... ``F16``), and is as expected (`findings.meets_expectation`);
      (b) the other semantics: valid for the PR-only findings, explained by F14's mechanism for F14; (c) each
-     tampered copy fails the same rule with a row the mechanism does not tag, and is not as expected.
+     tampered copy fails the same rule with a row the mechanism does not tag, and is not as expected; (d) F13 with
+     the source's graft left fails ``source_ahead_of_counter`` within the checkpoint, explained by F13.
 The same findings read from the raw artifacts of in-memory runs, without Spark: tests/test_findings_interleaved_model.py.
 """
 
@@ -41,6 +43,13 @@ FINDING_SCENARIOS = {
 # the same schedule under the other semantics: (its override, the invariants it fails there)
 OTHER = {"F12": ("flip", set()), "F13": ("flip", set()), "F14": ("pr", {"exactly_once_output"}),
          "F15": ("flip", set()), "F16": ("flip", set())}
+
+
+# F13 with the process task silent instead: its late ack overwrites its own graft, the source's stays (checkpoint 1's
+# offsets under a counter at 2), and checkpoint 2 is still retained at the end (its state objects are read)
+F13_SOURCE_GRAFTED = {"faults.schedule": [{"checkpoint": 1, "kind": "timeout", "vertex": "process", "subtask": 1}],
+                      "faults.heal_checkpoints": 1, "flink.state.checkpoints.num-retained": 3}
+F13_SOURCE_GRAFTED_ID = "intl-f13-source-grafted"
 
 
 def _run_id(finding: str, other: bool = False) -> str:
@@ -125,7 +134,8 @@ TAMPERED = {
 
 
 def _build(config, spark) -> list[ObjectStore]:
-    """Each finding's run, its schedule under the other semantics, and one edited copy of the finding's run."""
+    """Each finding's run, its schedule under the other semantics, and one edited copy of the finding's run; F13
+    with its source's graft left."""
     stores = []
     for finding in FINDING_SCENARIOS:
         base = _emulate(config, finding)
@@ -133,7 +143,12 @@ def _build(config, spark) -> list[ObjectStore]:
         copy = H.copy_run(base, f"{_run_id(finding)}-tampered")
         TAMPERED[finding][0](copy)
         stores.append(copy)
-    return stores
+    name = FINDING_SCENARIOS["F13"][0]
+    store = ObjectStore.for_run(config, F13_SOURCE_GRAFTED_ID)
+    scenario = load(name, F13_SOURCE_GRAFTED)
+    runner.start(store, scenario, run_id=F13_SOURCE_GRAFTED_ID, mutant=None,
+                 replay=runner.replay_line(name, scenario.seed, F13_SOURCE_GRAFTED, None))
+    return [*stores, store]
 
 
 pooled(__name__, _build)
@@ -207,3 +222,16 @@ def test_a_violation_outside_the_mechanism_is_not_excused(judged, finding):
     assert why and "does not explain" in why
     assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"])[0] is False
+
+
+def test_f13_with_the_source_graft_left_the_counter_runs_ahead_of_its_source(judged):
+    """The process task is the silent one: its late ack completes checkpoint 2 GLOBAL with source 1's entry still
+    checkpoint 1's, so within checkpoint 2 the counter has consumed records the source had not emitted
+    (``source_ahead_of_counter``), explained by F13's mechanism on the metadata and the task record."""
+    result = judged[F13_SOURCE_GRAFTED_ID]
+    shows = findings.outcome(result["checks"])
+    rule = "state_consistency.source_ahead_of_counter"
+    assert rule in shows["failed_rules"] and set(shows["explained"][rule]) == {"F13"}, shows["explained"]
+    sc = load(FINDING_SCENARIOS["F13"][0], F13_SOURCE_GRAFTED)
+    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+                                      failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
