@@ -284,11 +284,12 @@ class Checkpointing:
             outcome.notifications = {t: N_COMPLETE for t in outcome.notifications}
         self._ended(attempt, outcome)
 
-    def abort_all(self, reason: str) -> None:
-        """A failover: every pending checkpoint aborted for ``reason`` (``abortPendingCheckpoints``), oldest
-        first; with the ``failover-keeps-pending`` mutant they stay pending."""
+    def abort_all(self, reason: str, *, shutdown: bool = False) -> None:
+        """A failover (or the coordinator's ``shutdown``): every pending checkpoint aborted for ``reason``
+        (``abortPendingCheckpoints``), oldest first; with the ``failover-keeps-pending`` mutant a failover
+        leaves them pending."""
         em = self.em
-        if em.mutant == "failover-keeps-pending":
+        if em.mutant == "failover-keeps-pending" and not shutdown:
             return
         coord = em.coordinator
         for pending, outcome in coord.abort_all_pending(reason):

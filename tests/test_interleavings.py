@@ -282,3 +282,18 @@ def test_the_pr_names_the_old_parallelism_for_an_operator_no_subtask_acknowledge
     assert set(one["parallelism"].values()) == {2}
 
     assert 3 not in _rescale_then_decline("flip", [0, 1])
+
+
+def test_a_checkpoint_pending_when_the_job_finishes_is_aborted_and_its_state_deleted():
+    """A checkpoint triggered after the final one completed, before its notifications finished the tasks, is
+    still pending when the job finishes: the coordinator's shutdown aborts it (uncounted) and its state objects
+    are deleted (`coordinator-fallback` seed 2 of the swarm's mix: checkpoint 44 after final checkpoint 43)."""
+    from regionchaos.protocol.rules import R_SHUTDOWN, UNCOUNTED
+
+    result, store = memrun.emulate(load("coordinator-fallback", {"seed": 2, "faults.swarm": True}))
+    finished = next(e for e in result.events if e["kind"] == "job_finished")
+    shut = [e for e in result.events if e["kind"] == "checkpoint_decided" and e.get("reason") == R_SHUTDOWN]
+    assert shut and all(e["seq"] > finished["seq"] and e["checkpoint_id"] > finished["checkpoint_id"] for e in shut)
+    assert R_SHUTDOWN in UNCOUNTED
+    for e in shut:
+        assert not store.list_keys(f"checkpoints/chk-{e['checkpoint_id']}/"), e["checkpoint_id"]

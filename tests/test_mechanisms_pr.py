@@ -2,7 +2,7 @@
 
 In:  the findings' own catalogue scenarios under the PR's semantics, emulated once each into the
      embedded S3 server (`pr-split-handed-back` seed 1, F10; `pr-upscale-fresh-fallback` seed 1,
-     F11; `pr-rescale-fallback` seed 18, F5's duplicate pairs that F10's former wholesale allowance
+     F11; `pr-rescale-fallback` seed 46, F5's duplicate pairs that F10's former wholesale allowance
      hid; `rescale-4-2-1` seed 16 under `--policy pr`, F6's forced single-region aborts), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
      file, the history's task record, split assignments or a checkpoint's metadata copy. All runs
      are judged in ONE pass of the GX suites.
@@ -30,10 +30,11 @@ pytestmark = pytest.mark.spark
 
 F10_SCENARIO, F11_SCENARIO = "pr-split-handed-back", "pr-upscale-fresh-fallback"
 # F5 (expectations/mechanisms/F5/duplicate_pair.sql): a split read again from its start after a rescale's index
-# fallback, whose first reading committed more before F5's first REGIONAL checkpoint N (104) than the second did
+# fallback, whose first reading committed more before F5's first REGIONAL checkpoint N than the second did
 # after it: the rule reports the older commit (before N). Before F10's rule had a mechanism, its wholesale
-# allowance hid this seed (bench/seeds_matrix.py --fast --policy pr).
-F5_SCENARIO, F5_SEED = "pr-rescale-fallback", 18
+# allowance hid such seeds; under the event simulation this one shows F12 beside F5 (a failed region's sink
+# committing upon an abort notification), the duplicate pairs tagged by both.
+F5_SCENARIO, F5_SEED = "pr-rescale-fallback", 46
 # F6 (expectations/mechanisms/F6/): after 4 -> 2 -> 1 the job is one region, and a forced checkpoint a task
 # declines is ABORTED for single-region, a guard the PR checks before its tier-2 reset, as it does the failure
 # ratio: the counter (3) is kept. The catalogue scenario under `--policy pr` (bench/seeds_matrix.py).

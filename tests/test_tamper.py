@@ -206,19 +206,6 @@ def drop_the_heal_phase(store):
     H.edit_history(store, lambda events: [e for e in events if e["kind"] != "heal_started"])
 
 
-def hold_a_split_until_the_end(store):
-    """The history: split 0's assignment to source subtask 0 held by a closed gateway (``split_held``) right before
-    the run ends, and never delivered: no later assignment of it, no restart of subtask 0."""
-    def fn(events):
-        for e in events:
-            e["seq"] *= 2  # room for one more event before the end
-        i, end = next((i, e) for i, e in enumerate(events) if e["kind"] == "run_finished")
-        events.insert(i, {"seq": end["seq"] - 1, "attempt": end["attempt"], "kind": "split_held", "split": 0,
-                          "subtask": 0, "closed_for": [1]})
-        return events
-    H.edit_history(store, fn)
-
-
 def drop_an_entry_from_the_metadata(store):
     """The first ``checkpoint_completed`` event's metadata loses one OperatorSubtaskState entry."""
     def fn(events):
@@ -598,7 +585,6 @@ CASES = {
     "commit_within_checkpoint": ("exactly_once_output", BASE, commit_a_later_transaction),
     "source_ahead_of_counter": ("state_consistency", BASE, rewind_the_source),
     "global_after_faults": ("liveness", BASE, drop_the_heal_phase),
-    "held_split_delivered": ("liveness", BASE, hold_a_split_until_the_end),
     "one_entry_per_operator_subtask": ("metadata_well_formed", BASE, drop_an_entry_from_the_metadata),
     "forced_exactly_at_bound": ("decisions_follow_rules", BASE, force_at_the_highest_counter),
     "regional_mixes_fresh_and_referenced": ("decisions_follow_rules", BASE, refresh_the_fallback_entries_of_a_regional),
