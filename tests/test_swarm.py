@@ -203,6 +203,7 @@ def test_replay_reports_a_disagreement_and_bad_input(mutant_swarm, s3_server, tm
     assert "no swarm 'no-such-swarm'" in capsys.readouterr().out
 
 
+@pytest.mark.browser
 def test_the_swarm_report_shows_failures_mix_and_each_failing_seed_s_lines(mutant_swarm):
     """The swarm's HTML report (also mirrored locally): the mutant, failures per invariant as the
     runs have them, each failing seed with its replay, deep replay and shrink lines, the fault mix
