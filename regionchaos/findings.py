@@ -203,6 +203,16 @@ FINDINGS: tuple[Finding, ...] = (
             "PR: a source subtask that declined a REGIONAL checkpoint before its snapshot keeps its coordinator "
             "gateway closed: splits assigned to it are held until it restarts",
             lambda sc: _pr(sc) and _may_draw(sc, "decline") and (sc.faults.swarm or _splits_assigned_late(sc))),
+    Finding("F17", ("liveness.global_after_faults",),
+            "PR: a REGIONAL checkpoint the completed checkpoint store refuses stays pending for good: it holds its "
+            "concurrent-checkpoint slot and no checkpoint is triggered again until a new JobManager",
+            lambda sc: _pr(sc) and _may_draw(sc, "store_failure")),
+    # both semantics: the FLIP is silent on when the counter is read and counted with several checkpoints pending
+    Finding("F18", ("flip_bounds.consecutive_regional_within_bound",),
+            "a REGIONAL decision reads the consecutive counter before an older REGIONAL checkpoint's fallback "
+            "completes and counts it: more REGIONAL checkpoints in a row than max-consecutive-failures",
+            lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
+            and _delayed(sc, "fallback_ms")),
 )
 
 

@@ -1,13 +1,13 @@
-"""Findings F12-F16, the interleavings behind them, read from the raw artifacts of in-memory runs (no Spark).
+"""Findings F12-F18, the interleavings behind them, read from the raw artifacts of in-memory runs (no Spark).
 
 In:  the findings' own catalogue scenarios (`pr-abort-completes-regional` F12, `pr-late-ack-completes-global`
      F13, `concurrent-fallback-skips-newer` F14, `pr-split-assigned-before-fallback` F15,
-     `pr-gateway-stays-closed` F16), each on its pinned schedule, emulated into an in-memory store
-     (`tests.memrun`) under ``semantics: pr`` and ``flip``.
+     `pr-gateway-stays-closed` F16, `pr-store-failure-leaks-slot` F17, `concurrent-regional-past-bound` F18), each on
+     its pinned schedule, emulated into an in-memory store (`tests.memrun`) under ``semantics: pr`` and ``flip``.
 Out: what each schedule leaves on storage under each semantics, read from the objects a run writes (the
      sink's commit files, the history objects and the checkpoint metadata copies they hold): the PR shows the
-     finding's mechanism, the FLIP does not (F14: both do; the FLIP is silent on which checkpoint a region
-     falls back to while several are pending). The judged runs, their mechanism queries and the tampered
+     finding's mechanism, the FLIP does not (F14 and F18: both do; the FLIP is silent on which checkpoint a region
+     falls back to, and when the counter is read and counted, while several are pending). The judged runs, their mechanism queries and the tampered
      copies they do not excuse are in tests/test_findings_interleaved.py.
 """
 
@@ -184,3 +184,44 @@ def test_f16_split_assigned_to_a_reader_that_declined_before_its_snapshot(semant
     else:
         assert not held and [e["subtask"] for e in delivered] == [3]
         assert 3 in _held_by_sources(_metadata(events, last))
+
+
+# -- F17: a REGIONAL checkpoint the store refuses holds its slot for good ---------------------------------------
+
+
+@pytest.mark.parametrize("semantics", [PR, FLIP])
+def test_f17_a_refused_regional_checkpoint_holds_the_one_slot(semantics):
+    """Checkpoint 2 (source 0 declined: REGIONAL) is refused by the completed checkpoint store and aborted
+    (FINALIZE_CHECKPOINT_FAILURE). PR: it stays in the pending table with the default max-concurrent-checkpoints 1,
+    so no checkpoint is triggered after it and the run ends with checkpoint 1 the last completed. FLIP: the next
+    checkpoints are triggered and the heal phase completes a GLOBAL one."""
+    events, _ = _run("pr-store-failure-leaks-slot", semantics)
+    refused = [e for e in events if e["kind"] == "store_failed"]
+    assert [(e["checkpoint_id"], e["type"]) for e in refused] == [(2, "REGIONAL")]
+    triggered_after = [e["checkpoint_id"] for e in events if e["kind"] == "checkpoint_triggered"
+                       and e["seq"] > refused[0]["seq"]]
+    completed = [(e["checkpoint_id"], e["type"]) for e in events if e["kind"] == "checkpoint_completed"]
+    if semantics == PR:
+        assert triggered_after == [] and completed == [(1, "GLOBAL")]
+    else:
+        assert triggered_after and completed[-1][1] == "GLOBAL" and completed[-1][0] > 2
+
+
+# -- F18: a REGIONAL decision reads the counter before an older REGIONAL checkpoint counts ----------------------
+
+
+@pytest.mark.parametrize("semantics", [PR, FLIP])
+def test_f18_two_pending_regional_checkpoints_both_pass_the_bound(semantics):
+    """max-consecutive-failures 1, two checkpoints pending, a 70 s region fallback: checkpoint 3 is decided
+    (its first fallback request) while checkpoint 2's fallback still runs, reading a counter 2 has not yet
+    incremented. Both complete REGIONAL in a row, past the bound of 1, under both semantics."""
+    events, _ = _run("concurrent-regional-past-bound", semantics)
+    completed = {e["checkpoint_id"]: (e["seq"], e["type"]) for e in events if e["kind"] == "checkpoint_completed"}
+    decided = {}
+    for e in events:
+        if e["kind"] == "fallback_requested":
+            decided.setdefault(e["checkpoint_id"], e["seq"])
+    assert completed[2][1] == completed[3][1] == "REGIONAL"
+    assert decided[3] < completed[2][0] < completed[3][0]
+    counters = {e["checkpoint_id"]: e["counter_at_decision"] for e in events if e["kind"] == "checkpoint_decided"}
+    assert counters[3] == 0
