@@ -3,7 +3,8 @@
 In:  the findings' own catalogue scenarios under the PR's semantics, emulated once each into the
      embedded S3 server (`pr-split-handed-back` seed 1, F10; `pr-upscale-fresh-fallback` seed 1,
      F11; `pr-rescale-fallback` seed 46, F5's duplicate pairs that F10's former wholesale allowance
-     hid; `rescale-4-2-1` seed 16 under `--policy pr`, F6's forced single-region aborts), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
+     hid; `rescale-4-2-1` seed 16 under `--policy pr`, F6's forced single-region aborts; `pr-split-assigned-before-fallback` with the
+     discovered split's reader declining, F10 in a later checkpoint's split assignment), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
      file, the history's task record, split assignments or a checkpoint's metadata copy. All runs
      are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
@@ -39,6 +40,14 @@ F5_SCENARIO, F5_SEED = "pr-rescale-fallback", 46
 # declines is ABORTED for single-region, a guard the PR checks before its tier-2 reset, as it does the failure
 # ratio: the counter (3) is kept. The catalogue scenario under `--policy pr` (bench/seeds_matrix.py).
 F6_SCENARIO, F6_SEED, PR = "rescale-4-2-1", 16, {"execution.checkpointing.region.semantics": "pr"}
+# F10 as a later checkpoint sees it (expectations/mechanisms/F10/handed_back_still_read.sql): F15's schedule with the
+# source that reads the discovered split declining: the PR hands the split back at checkpoint 2's fallback while the
+# reader keeps it, so GLOBAL checkpoint 3 holds it in the reader's entry and unassigned in the enumerator's state
+# (its re-assignment is held by the reader's closed gateway, F16). Found by `regionchaos explore`.
+F10_HELD = "pr-split-assigned-before-fallback"
+F10_HELD_OVERRIDES = {"checkpoints": 2, "faults.schedule": [{"checkpoint": 1, "kind": "decline", "vertex": "source",
+                                                             "subtask": 0}]}
+OVERRIDES = {F6_SCENARIO: PR, F10_HELD: F10_HELD_OVERRIDES}
 SEEDS = {F5_SCENARIO: F5_SEED, F6_SCENARIO: F6_SEED}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
@@ -53,7 +62,7 @@ def _base_id(scenario: str) -> str:
 
 
 def _load(scenario: str):
-    return load(scenario, PR if scenario == F6_SCENARIO else None, seed=SEEDS.get(scenario))
+    return load(scenario, OVERRIDES.get(scenario), seed=SEEDS.get(scenario))
 
 
 def _emulate(config, scenario_name: str) -> ObjectStore:
@@ -61,7 +70,7 @@ def _emulate(config, scenario_name: str) -> ObjectStore:
     run_id = _base_id(scenario_name)
     store = ObjectStore.for_run(config, run_id)
     runner.start(store, scenario, run_id=run_id, mutant=None,
-                 replay=runner.replay_line(scenario_name, scenario.seed, PR if scenario_name == F6_SCENARIO else {}, None))
+                 replay=runner.replay_line(scenario_name, scenario.seed, OVERRIDES.get(scenario_name, {}), None))
     return store
 
 
@@ -132,6 +141,15 @@ def reference_an_entry_of_a_region_that_did_not_fail(store):
     H.edit_history(store, fn)
 
 
+def forget_the_early_assignment(store):
+    """The history: the assignment of the discovered split to the source that later declines is gone, so nothing
+    says the split was handed back from a reader that kept it."""
+    late = {s for e in H.read_history(store) if e["kind"] == "splits_discovered" for s in e["splits"]}
+    H.edit_history(store, lambda events: [e for e in events if not (e["kind"] == "split_assigned"
+                                                                     and e["split"] in late)])
+
+
+SPLITS = "reachable_global_state.split_assignment_consistent"
 # case -> (base scenario, edit, the rule whose untagged row it adds)
 CASES = {
     "dup-not-handed-back": (F10_SCENARIO, duplicate_a_split_never_handed_back, DUP),
@@ -141,13 +159,14 @@ CASES = {
     "ref-in-live-region": (F11_SCENARIO, reference_an_entry_of_a_region_that_did_not_fail,
                            "decisions_follow_rules.regional_mixes_fresh_and_referenced"),
     "dup-before-the-fallback": (F5_SCENARIO, duplicate_a_commit_before_the_fallback, DUP),
+    "no-early-assignment": (F10_HELD, forget_the_early_assignment, SPLITS),
 }
-FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5"}
+FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10"}
 
 
 def _build(config, spark) -> list[ObjectStore]:
-    """The four findings' runs and one edited copy per case."""
-    bases = {name: _emulate(config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO)}
+    """The findings' runs and one edited copy per case."""
+    bases = {name: _emulate(config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO, F10_HELD)}
     stores = list(bases.values())
     for case, (scenario, edit, _) in CASES.items():
         copy = H.copy_run(bases[scenario], f"{_base_id(scenario)}-{case}")
@@ -170,7 +189,7 @@ def test_f10_and_f11_have_no_wholesale_allowance():
 
 
 @pytest.mark.parametrize("scenario, finding, rules", [(F10_SCENARIO, "F10", F10_RULES), (F11_SCENARIO, "F11", F11_RULES),
-                                                    (F5_SCENARIO, "F5", (DUP,)),
+                                                    (F5_SCENARIO, "F5", (DUP,)), (F10_HELD, "F10", (SPLITS,)),
                                                     (F6_SCENARIO, "F6", ("decisions_follow_rules.counter_follows_decisions",))])
 def test_own_scenario_is_explained_row_by_row(judged, scenario, finding, rules):
     """The finding's own schedule fails its rules, every violating row tagged by the finding's mechanism,
