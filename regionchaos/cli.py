@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
+from .explore import command as explore_command
 from .run import NOT_APPLICABLE, ExitCode, exit_code, parse_set
 from .runid import check_run_id, run_id_problem
 from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
@@ -237,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crash", type=float, help="per region and checkpoint: probability of a region failover "
                    "(default 0.002)")
     _storage_args(p)
+
+    explore_command.add_parser(sub, EPILOG)
 
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
@@ -576,7 +579,7 @@ def _dispatch(args, console: Console) -> int:
             console.print(f"[bold]{escape(name)}[/bold]: {escape(what)}", highlight=False)
         return 0
     commands = {"run": cmd_run, "replay": cmd_replay, "pin": cmd_pin, "shrink": cmd_shrink, "study": cmd_study,
-                "swarm": cmd_swarm}
+                "swarm": cmd_swarm, "explore": explore_command.run}
     return commands[args.command](args, console)
 
 
