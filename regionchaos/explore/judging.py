@@ -78,6 +78,10 @@ def representatives(graph: Graph, scenario: Scenario) -> list[Representative]:
         data = scenario.to_dict()
         data["checkpoints"] = len(actions)
         data["faults"]["schedule"] = schedule
+        ahead = [e for e in data["rescale"] if e["after_checkpoint"] >= len(actions)]
+        if ahead:  # a rescale after the path's last attempt is no part of it (the fault phase must hold it)
+            data["rescale"] = [e for e in data["rescale"] if e not in ahead]
+            overrides["rescale"] = data["rescale"]
         pinned = from_dict(data)
         out.append(Representative(kind, node, actions, predicted, pinned, overrides,
                                   runner.default_run_id(pinned, None)))

@@ -162,6 +162,7 @@ class Model:
             _, _, kind, args = self.queue[0]
             if kind == INTERVAL and not (self.coord.pending and self.sc.flink.max_concurrent == 1):
                 self.index = args[0]
+                self.now_ms = self.queue[0][0]  # the choice point is the interval's instant (nothing runs before it)
                 self._forget_ended()
                 return
             self._run_one()

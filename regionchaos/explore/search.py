@@ -75,6 +75,8 @@ class Graph:
     transitions: int = 0
     discarded: int = 0  # transitions whose fallback fault did not land in its own attempt
     mismatches: list[str] = field(default_factory=list)  # the audit's
+    reached: dict = field(default_factory=dict)  # every successor's whole signature (with ``without``: the fields
+    # left out too) -> the depth it was first reached at
     wall_seconds: float = 0.0
 
     def path(self, node: int) -> list[Action]:
@@ -119,6 +121,7 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
     root = Model(scenario, mutant)
     graph = Graph(max_checkpoints, choices.full)
     graph.nodes.append(Node(signature(root, without), 0, None, None, None))
+    graph.reached[signature(root)] = 0
     seen = {graph.nodes[0].sig: 0}
     kept = {0: root}  # the first model of each state within the audit depth
     frontier = [(0, root)]
@@ -130,6 +133,7 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
             out = graph.edges.setdefault(node_id, Counter())
             for action, succ, step in _expand(model, actions, one_at_a_time, graph):
                 sig = signature(succ, without)
+                graph.reached.setdefault(signature(succ) if without else sig, depth + 1)
                 into = seen.get(sig)
                 if into is None:
                     into = seen[sig] = len(graph.nodes)
@@ -158,6 +162,11 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
     return graph
 
 
+def observed(step: Step, cap: int) -> tuple:
+    """What the predicates see of a step's completions: each (streak, depth), capped as the signature caps them."""
+    return tuple((min(streak, cap), min(depth, cap)) for streak, depth in step.completions)
+
+
 def _expand(model: Model, actions: list[Action], one_at_a_time: bool, graph: Graph):
     """(action, successor model, step) for each action kept (see the module docstring on fallback faults)."""
     for action in actions:
@@ -175,7 +184,8 @@ def _audit(graph: Graph, choices: Choices, first: Model, other: Model, node: int
     """``other`` reached the state of ``first``: both must have the same successors and predicate observations."""
     def successors(model: Model) -> set:
         actions = choices.actions(model.coord.graph, model.coord.regions)
-        return {(a.entries, signature(s, without), tuple(st.completions)) for a, s, st in
+        cap = model.settings.max_consecutive_failures + 1
+        return {(a.entries, signature(s, without), observed(st, cap)) for a, s, st in
                 _expand(model, actions, one_at_a_time, graph)}
 
     mine, theirs = successors(first), successors(other)
