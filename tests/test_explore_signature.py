@@ -111,7 +111,7 @@ def test_the_audit_finds_no_two_runs_of_one_state_with_different_futures(name):
 # runs whose futures differ (tier 2's counter, the depth under a fallback to an aborted checkpoint, ...)
 WITNESSES = {
     "counter": ({"topology.parallelism": 2, "execution.checkpointing.region.max-consecutive-failures": 1}, None, 4),
-    "latest_depth": ({"topology.parallelism": 3}, "fallback-to-aborted", 7),
+    "latest_depth": ({"topology.parallelism": 2}, "fallback-to-aborted", 6),
     "streak": ({"topology.parallelism": 2}, "fallback-to-aborted", 6),
     "fallback": ({"topology.parallelism": 3, "execution.checkpointing.region.max-consecutive-failures": 1},
                  "fallback-to-aborted", 5),

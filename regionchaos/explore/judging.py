@@ -130,6 +130,16 @@ def conformance(predicted: list[tuple], events: list[dict]) -> str | None:
     return None
 
 
+def checked(rep: Representative, result, drift: list[str], interleavings: dict[str, int]) -> None:
+    """One representative's emulation (its `RunResult`) against the model: a difference goes to ``drift``; the
+    interleavings it went through are counted."""
+    why = conformance(rep.predicted, result.events)
+    if why is not None:
+        drift.append(f"{rep.kind} {rep.describe()}: {why}")
+    for kind, n in result.stats.get("interleavings", {}).items():
+        interleavings[kind] = interleavings.get(kind, 0) + (1 if n else 0)
+
+
 def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
     """Emulate every representative in memory, check it against the model, and judge all in ONE GX pass."""
     from ..swarm import judge_rows
@@ -144,11 +154,7 @@ def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
             result, table_rows = runner.emulate_in_memory(rep.scenario, mutant)
             for name, table in table_rows.items():
                 rows[name].extend(table)
-            why = conformance(rep.predicted, result.events)
-            if why is not None:
-                drift.append(f"{rep.kind} {rep.describe()}: {why}")
-            for kind, n in result.stats.get("interleavings", {}).items():
-                interleavings[kind] = interleavings.get(kind, 0) + (1 if n else 0)
+            checked(rep, result, drift, interleavings)
         except Exception as exc:  # noqa: BLE001 - a representative that crashes is unknown, never valid
             record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
         records.append(record)
@@ -157,15 +163,24 @@ def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
         judged = judge_rows(spark, rows, records) if records else {}
     except Exception as exc:  # noqa: BLE001 - nothing judged: every representative unknown, never valid
         judged = {r["run_id"]: unknown_result(f"validate failed: {type(exc).__name__}: {exc}") for r in records}
+    errors = {r["run_id"]: r["error"] for r in records if "error" in r}
+    out = collect(reps, judged, drift, interleavings, errors)
+    out.emulate_seconds, out.judge_seconds = round(emulated - started, 2), round(time.perf_counter() - emulated, 2)
+    return out
+
+
+def collect(reps: list[Representative], judged: dict[str, dict], drift: list[str], interleavings: dict[str, int],
+            errors: dict[str, str] | None = None) -> Judged:
+    """The judged results (run id -> {"checks", "verdict"}, from any one GX pass) of the representatives, as what
+    each run shows (`regionchaos.findings.outcome`); a run without a result is unknown on every invariant."""
     results = {}
-    for record in records:
-        res = judged.get(record["run_id"]) or unknown_result(record.get("error", "no result"))
-        results[record["run_id"]] = {"verdict": res["verdict"], **outcome(res["checks"]),
-                                     **({"error": res["error"]} if res.get("error") else {})}
+    for rep in reps:
+        res = judged.get(rep.run_id) or unknown_result((errors or {}).get(rep.run_id, "no result"))
+        results[rep.run_id] = {"verdict": res["verdict"], **outcome(res["checks"]),
+                               **({"error": res["error"]} if res.get("error") else {})}
         if not res["checks"]:  # no check ran: every invariant unknown
-            results[record["run_id"]]["unknown"] = list(INVARIANTS)
-    return Judged(reps, results, drift, interleavings, round(emulated - started, 2),
-                  round(time.perf_counter() - emulated, 2))
+            results[rep.run_id]["unknown"] = list(INVARIANTS)
+    return Judged(reps, results, drift, interleavings)
 
 
 def declared(rep: Representative, result: dict, invariant: str) -> list[str] | None:

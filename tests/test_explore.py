@@ -1,0 +1,87 @@
+"""A short exploration, judged by the GX suites: F1 found by exploration, keep-forcing proved at a fixpoint.
+
+In:  `forced-global-tier2` at parallelism 3 with declines (FLIP tier 2: reset-counter), and the same with
+     keep-forcing, each explored up to 6 checkpoint attempts (`regionchaos.explore.search`); every representative
+     schedule (`regionchaos.explore.judging.representatives`) run as a deep run into the session's S3 server and
+     judged in the session's one pooled GX pass (tests/judge_pool.py), as `regionchaos explore` judges them in its
+     own pass.
+Out: pass/fail: under tier 2 the suites fail flip_bounds, and the shortest counterexample is F1's 5-checkpoint
+     schedule (GLOBAL | REGIONAL | REGIONAL | forced ABORTED | REGIONAL), explained by F1's mechanism, nothing else
+     failing (exit 0: only a declared finding); under keep-forcing every representative is valid and flip_bounds
+     is proved for every N (the abstraction closed); every representative's deep run took the decisions the model
+     predicted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from regionchaos import runner
+from regionchaos.explore.judging import checked, collect, representatives
+from regionchaos.explore.search import search
+from regionchaos.explore.summary import summarize
+from regionchaos.scenario import load
+from regionchaos.storage import ObjectStore
+from tests.judge_pool import pooled
+
+pytestmark = pytest.mark.spark
+
+N = 6
+CASES = {"tier2": {"topology.parallelism": 3},
+         "keep-forcing": {"topology.parallelism": 3,
+                          "execution.checkpointing.region.forced-global-failure": "keep-forcing"}}
+EXPLORED: dict[str, tuple] = {}  # case -> (scenario, graph, representatives, drift, interleavings)
+
+
+def _build(config, spark) -> list[ObjectStore]:
+    stores = []
+    for case, overrides in CASES.items():
+        scenario = load("forced-global-tier2", overrides=overrides)
+        graph = search(scenario, None, N)
+        reps = representatives(graph, scenario)
+        drift, interleavings = [], {}
+        for rep in reps:
+            store = ObjectStore.for_run(config, rep.run_id)
+            result, _ = runner.start(store, rep.scenario, run_id=rep.run_id, mutant=None, replay="-")
+            checked(rep, result, drift, interleavings)
+            stores.append(store)
+        EXPLORED[case] = (scenario, graph, reps, drift, interleavings)
+    return stores
+
+
+pooled(__name__, _build)
+
+
+@pytest.fixture(scope="module")
+def summaries(judge_pool) -> dict[str, dict]:
+    judged = judge_pool.results(__name__)
+    out = {}
+    for case, (scenario, graph, reps, drift, interleavings) in EXPLORED.items():
+        out[case] = summarize("forced-global-tier2", CASES[case], scenario, None, N, graph,
+                              collect(reps, judged, drift, interleavings))
+    return out
+
+
+def test_tier2_fails_flip_bounds_first_on_f1s_five_checkpoint_schedule(summaries):
+    s = summaries["tier2"]
+    assert s["conformance"]["drift"] == []
+    assert s["verdicts"]["flip_bounds"] == "invalid"
+    assert {inv for inv, v in s["verdicts"].items() if v != "valid"} == {"flip_bounds"}
+    cx = s["counterexamples"]["flip_bounds"]
+    assert cx["checkpoints"] == 5 and cx["findings"] == ["F1"] and cx["declared"]
+    assert set(cx["rules"]) == {"flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound"}
+    declines = [e for e in cx["schedule"] if e["kind"] == "decline"]
+    assert [e["checkpoint"] for e in declines] == [1, 2, 3, 4] and len({e["subtask"] for e in declines}) == 1
+    assert "--set checkpoints=5" in cx["replay"] and "faults.schedule=" in cx["replay"]
+    assert s["exit_code"] == 0  # only a declared finding
+    assert s["proof"]["flip_bounds"] == "counterexample"
+
+
+def test_keep_forcing_holds_flip_bounds_for_every_n(summaries):
+    s = summaries["keep-forcing"]
+    assert s["conformance"]["drift"] == []
+    assert set(s["verdicts"].values()) == {"valid"}
+    assert s["fixpoint"] is not None and s["fixpoint"] <= N
+    assert s["proof"]["flip_bounds"] == "every N"
+    assert "holds for every N" in s["proof_statement"]
+    assert s["exit_code"] == 0 and s["representatives"]["judged"] >= s["states"] - 1
