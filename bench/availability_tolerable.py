@@ -1,4 +1,4 @@
-"""The Availability hazard (issue 27, finding F9): how often does a regional checkpoint's abort fail
+"""The Availability hazard (finding F9): how often does a regional checkpoint's abort fail
 the job through ``execution.checkpointing.tolerable-failed-checkpoints``?
 
 In:  a catalogue scenario, a number of seeds and decline rates (per subtask and checkpoint; no
@@ -9,7 +9,7 @@ Out: one JSON line per (decline rate, semantics, tolerable, regional on/off): ch
      Each run is emulated into an in-memory store (`regionchaos.runner.emulate_in_memory`, the
      swarm's fast path: the real data plane, a dict for a bucket; no S3 server, no Spark).
 
-    PYTHONPATH=$PWD .venv/bin/python bench/availability_tolerable.py regional-basic 20 0.02,0.05,0.1 \
+    .venv/bin/python -m bench.availability_tolerable regional-basic 20 0.02,0.05,0.1 \
         > bench/results/availability_tolerable/regional-basic.jsonl
 """
 

@@ -8,7 +8,7 @@ Out: one row per scenario: the scenario's expectation (verdict, invariant, and t
      (committed: bench/results/catalogue_verdicts/README.md and
      catalogue_verdicts.json there). Exit 1 if any run is not as expected, 0 otherwise.
 
-"As expected" is `regionchaos.findings.meets_expectation`, the same judgement as
+"As expected" is the run's standing against its scenario (`regionchaos.judge.judgement`), the same judgement as
 bench/seeds_matrix.py: the run fails only invariants that a finding declares for its settings
 (F1 under the FLIP's tier 2, the default, lets `flip_bounds` fail), a scenario marked
 `expect: invalid` fails its stated invariant on its own seed, and `unknown` is never as expected.
@@ -29,12 +29,12 @@ from pathlib import Path
 
 from rich.progress import Progress
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from regionchaos.findings import allowed_failures
+from regionchaos.judge.judgement import FINDING, VALID, Judgement, judgement_of_record
+from regionchaos.run import ExitCode
+from regionchaos.scenario import catalogue, load
 
-from regionchaos.findings import allowed_failures, meets_expectation, outcome  # noqa: E402
-from regionchaos.run import ExitCode  # noqa: E402
-from regionchaos.scenario import catalogue, load  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
@@ -54,7 +54,8 @@ def run_one(name: str, seed: int | None, local_dir: Path) -> dict:
            "verdict": summary.get("verdict") or _exit_word(proc.returncode),
            "failed_invariants": sorted(c["name"] for c in checks if c.get("success") is False),
            "unknown_invariants": sorted(c["name"] for c in checks if c.get("success") is None),
-           "failed_rules": sorted(outcome(checks)["failed_rules"]), "explained": outcome(checks)["explained"],
+           "failed_rules": sorted(Judgement.from_summary(summary).failed_rules),
+           "explained": Judgement.from_summary(summary).explained,
            "wall_s": round(wall, 1), "command": " ".join(["regionchaos", *cmd[3:]]),
            "stderr_tail": proc.stderr.strip().splitlines()[-3:] if proc.returncode not in (0, 1) else []}
     return judge(row)
@@ -71,9 +72,9 @@ def judge(row: dict) -> dict:
     """Fill the row's expectation and `ok` from the scenario as it is now (so a saved row can be
     re-judged against the current findings registry)."""
     scenario = load(row["scenario"], seed=row.get("seed"))
-    ok, why = meets_expectation(scenario, row["verdict"], row["failed_invariants"],
-                                row.get("unknown_invariants", []), failed_rules=row.get("failed_rules"),
-                                explained=row.get("explained"))
+    judged = judgement_of_record({**row, "failed": row["failed_invariants"], "unknown": row.get("unknown_invariants", [])},
+                                 scenario=scenario)
+    ok, why = judged.standing in (VALID, FINDING), judged.why
     if row["verdict"] not in ("valid", "invalid"):
         ok, why = False, why or f"verdict {row['verdict']}"
     return {**row, "seed": scenario.seed, "expect": scenario.expect.verdict,

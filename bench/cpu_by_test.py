@@ -1,7 +1,7 @@
 """Which tests spend the suite's CPU: pytest run in this process, each test charged what it cost.
 
-    .venv/bin/python bench/cpu_by_test.py [--out bench/results/cpu_by_test/NAME.json] [--top N] -- [PYTEST ARGS...]
-    e.g. two files:  setsid .venv/bin/python bench/cpu_by_test.py -- tests/test_ack_loss.py tests/test_swarm.py
+    .venv/bin/python -m bench.cpu_by_test [--out bench/results/cpu_by_test/NAME.json] [--top N] -- [PYTEST ARGS...]
+    e.g. two files:  setsid .venv/bin/python -m bench.cpu_by_test -- tests/test_ack_loss.py tests/test_swarm.py
 
 The README's test command keeps both cores busy (`bench/suite_cpu.py`), so its wall time follows the CPU
 it spends; `bench/suite_cpu.py` says which kinds of process spend it, this says which tests. The tests run in
@@ -32,8 +32,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from suite_cpu import cpu_seconds, proc_stat  # noqa: E402  (/proc's fields, read as bench/suite_cpu.py reads them)
+from bench.suite_cpu import cpu_seconds, proc_stat  # /proc's fields, read as bench/suite_cpu.py reads them
 
 INTERVAL_S = 0.25
 

@@ -1,8 +1,8 @@
 """What the one-partition shuffles of a GX pass cost: the judge's plan rule on and off.
 
-    .venv/bin/python bench/exchanges.py [--scenario smoke] [--seed 1] [--mutant M] [--repeat 3] > bench/results/exchanges/NAME.md
+    .venv/bin/python -m bench.exchanges [--scenario smoke] [--seed 1] [--mutant M] [--repeat 3] > bench/results/exchanges/NAME.md
 
-On a run's small tables (one partition each, `regionchaos.validate.prepare_tables`) Spark still puts a
+On a run's small tables (one partition each, `regionchaos.judge.engine.prepare_tables`) Spark still puts a
 shuffle between most joins: the output of an inner sort-merge join has a `PartitioningCollection` of its
 children's partitionings, and `EnsureRequirements` keeps a join's children unshuffled only when each
 child's partitioning *is* `SinglePartition`, so every join above another join shuffles both sides, from
@@ -10,7 +10,7 @@ one partition into one partition. The judge's plan rule (`regionchaos.sparkrules
 ``regionchaos/java/SinglePartitionShuffles.java``) drops those shuffles in a small pass. This script
 measures it, in one process whose session has the rule loaded, switching it per pass
 (``REGIONCHAOS_SPARK_RULES``, which `sparkrules.pass_conf` reads): on one emulated run, per variant and
-repetition, one whole GX pass (`validate.judge`), whose per-rule results must be the same with and without
+repetition, one whole GX pass (`regionchaos.judge.engine.judge`), whose per-rule results must be the same with and without
 the rule (checked; exit 1 if not), then per suite the planning and execution time of the suite's one query,
 its exchanges (in the executed plan) and stages (Spark's status tracker).
 """
@@ -23,14 +23,18 @@ import time
 from contextlib import contextmanager
 
 from regionchaos import runner, sparkrules
-from regionchaos import validate as V
+from regionchaos import tables as T
+from regionchaos.judge import engine as E
+from regionchaos.judge import intake as I
+from regionchaos.judge import suites as S
+from regionchaos.judge import stats as ST
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 
 
 @contextmanager
 def rule(on: bool):
-    """The plan rule on or off for the passes (and `V.tuned_session`s) entered inside."""
+    """The plan rule on or off for the passes (and `E.tuned_session`s) entered inside."""
     old = os.environ.get(sparkrules.SWITCH_ENV)
     os.environ[sparkrules.SWITCH_ENV] = "on" if on else "off"
     try:
@@ -74,7 +78,7 @@ def main() -> int:
           f"--mutant {args.mutant} --repeat {args.repeat}`\n")
     print(f"load average before: {os.getloadavg()[0]:.2f}; JAVA_TOOL_OPTIONS={os.environ.get('JAVA_TOOL_OPTIONS', '')!r}\n")
     with runner.storage_for(None) as config:
-        spark = V.judging_session()
+        spark = E.judging_session()
         if sparkrules.EXTENSION_CLASS not in (spark.conf.get("spark.sql.extensions", None) or ""):
             print(f"the session has no plan rule: {sparkrules.last_error or 'switched off'}", file=sys.stderr)
             return 2
@@ -82,27 +86,27 @@ def main() -> int:
         run_id = f"bench-exchanges-{args.scenario}-s{args.seed}-{args.mutant or 'correct'}"
         store = ObjectStore.for_run(config, run_id)
         runner.start(store, scenario, run_id=run_id, mutant=args.mutant, replay="-")
-        custom, suites = V.load_custom(), V.load_suites()
-        with V.tables_mod.spill_directory(spark) as spill:
-            tables, frames, _ = V.load_many(spark, [store], spill_dir=spill)
-            rows = V.table_rows(frames)
+        custom, suites = S.load_custom(), S.load_suites()
+        with T.spill_directory(spark) as spill:
+            tables, frames, _ = I.many_runs(spark, [store], spill_dir=spill)
+            rows = ST.table_rows(frames)
             print(f"{rows:,} rows\n")
             results, passes = {}, {False: [], True: []}
             for _ in range(args.repeat + 1):  # the first round warms the JVM and GX; not reported
                 for on in (False, True):
                     with rule(on):
                         t = time.perf_counter()
-                        per_run = {r: j["checks"] for r, j in V.judge(spark, tables, [run_id], total_rows=rows)[0].items()}
+                        per_run = E.judge(spark, tables, [run_id], total_rows=rows)[0]
                         passes[on].append(time.perf_counter() - t)
                         results.setdefault(on, rule_counts(per_run))
             same = results[False] == results[True]
-            small = V.prepare_tables(tables, rows)
-            V.register_views(small)
+            small = E.prepare_tables(tables, rows)
+            E.register_views(small)
             small["run"].createOrReplaceTempView(custom.BATCH_VIEW)
             table: dict[bool, list] = {False: [], True: []}
             for _ in range(args.repeat):
                 for on in (False, True):
-                    with rule(on), V.tuned_session(spark, rows):
+                    with rule(on), E.tuned_session(spark, rows):
                         table[on].append(per_suite(spark, custom, suites, f"{on}-{len(table[on])}"))
     print("| variant | GX pass s (each repetition after a warm-up) | plan s | execute s | exchanges | stages |")
     print("|---|---|---|---|---|---|")

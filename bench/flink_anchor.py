@@ -1,6 +1,6 @@
 """Anchor benchmark: a real Apache Flink job next to this project's emulation, same shape.
 
-    .venv/bin/python bench/flink_anchor.py [--seconds 60] [--parallelism 16] [--checkpoints 200]
+    .venv/bin/python -m bench.flink_anchor [--seconds 60] [--parallelism 16] [--checkpoints 200]
                                           [--json bench/results/flink_anchor/flink_anchor.json]
                                           [--md bench/results/flink_anchor/README.md]
 
@@ -352,8 +352,7 @@ def descendants(root: int) -> set[int]:
 
 def run_flink(python: Path, args, env: dict, job_kind: str) -> dict:
     """One Flink job (``job_kind`` python or sql) in a child process of the Flink venv."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from large_emulate import tree_rss_bytes
+    from bench.large_emulate import tree_rss_bytes
 
     env = dict(env)
     # PyFlink on a MiniCluster defaults to "loopback": a gRPC worker pool in the client process, bound to [::].

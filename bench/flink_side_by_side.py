@@ -1,4 +1,4 @@
-"""Issue 31's bench item: the same job shape on a real Flink cluster and in the emulation, side by side, under faults.
+"""The same job shape on a real Flink cluster and in the emulation, side by side, under faults.
 
 In:  real-Flink catalogue scenarios (``backend: flink``; default real-flink-tm-kills and real-flink-jm-resume)
      and seeds. For each pair:
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 DEFAULT_SCENARIOS = ("real-flink-tm-kills", "real-flink-jm-resume")
 OUT = ROOT / "bench" / "results" / "flink_side_by_side"

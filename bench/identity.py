@@ -1,7 +1,7 @@
 """Fingerprints of what runs leave behind, to check that a refactoring changed nothing.
 
-    .venv/bin/python bench/identity.py OUT.json            # after the change, at the same commit:
-    .venv/bin/python bench/identity.py OUT2.json && cmp OUT.json OUT2.json
+    .venv/bin/python -m bench.identity OUT.json            # after the change, at the same commit:
+    .venv/bin/python -m bench.identity OUT2.json && cmp OUT.json OUT2.json
 
 For every catalogue scenario but ``large``, seeds 1-3, mutants none / failed-region-commits /
 cleaner-ignores-refs, each with and without the swarm's fault mix (396 runs, about 15 s), the run is
@@ -25,8 +25,6 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from regionchaos import runner  # noqa: E402
 from regionchaos.swarm import SWARM_OVERRIDES

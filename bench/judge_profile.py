@@ -1,6 +1,6 @@
 """Where one GX pass over a deep smoke run spends its time, and what the pass's settings change.
 
-    .venv/bin/python bench/judge_profile.py [--scenario smoke] [--seed 1] [--repeat 3] > bench/results/judge_profile/NAME.md
+    .venv/bin/python -m bench.judge_profile [--scenario smoke] [--seed 1] [--repeat 3] > bench/results/judge_profile/NAME.md
 
 Emulates the scenario's seed into the embedded S3 server, loads its tables once, then times (after
 one warm-up pass, which pays the JVM's and GX's start) for each variant: the GX pass (`gx_checks`,
@@ -17,7 +17,12 @@ import time
 from contextlib import contextmanager
 
 from regionchaos import runner
-from regionchaos import validate as V
+from regionchaos import tables as T
+from regionchaos.judge import checks as C
+from regionchaos.judge import engine as E
+from regionchaos.judge import intake as I
+from regionchaos.judge import suites as S
+from regionchaos.judge import stats as ST
 from regionchaos.scenario import load
 from regionchaos.spark import get_spark
 from regionchaos.storage import ObjectStore
@@ -69,43 +74,43 @@ def main() -> None:
         t = time.perf_counter()
         runner.start(store, scenario, run_id=run_id, mutant=None, replay="-")
         emulate_s = time.perf_counter() - t
-        with V.tables_mod.spill_directory(spark) as spill:
+        with T.spill_directory(spark) as spill:
             t = time.perf_counter()
-            tables, frames, _ = V.load_many(spark, [store], spill_dir=spill)
+            tables, frames, _ = I.many_runs(spark, [store], spill_dir=spill)
             load_s = time.perf_counter() - t
-            rows = V.table_rows(frames)
+            rows = ST.table_rows(frames)
             print(f"emulate {emulate_s:.2f} s; tables loaded in {load_s:.2f} s (first load in the JVM); {rows:,} rows\n")
             t = time.perf_counter()
-            V.judge(spark, tables, [run_id], total_rows=rows)
+            E.judge(spark, tables, [run_id], total_rows=rows)
             print(f"warm-up GX pass (GX context built, JVM cold): {time.perf_counter() - t:.2f} s\n")
-            custom, suites = V.load_custom(), V.load_suites()
+            custom, suites = S.load_custom(), S.load_suites()
             variants = {
                 "one suite at a time, sort-merge joins": (1, {}),
-                f"{V.SUITE_WORKERS} suites at once, sort-merge joins": (V.SUITE_WORKERS, {}),
+                f"{E.SUITE_WORKERS} suites at once, sort-merge joins": (E.SUITE_WORKERS, {}),
                 "one suite at a time, shuffled hash joins": (1, {"spark.sql.join.preferSortMergeJoin": "false"}),
-                f"{V.SUITE_WORKERS} suites at once, shuffled hash joins": (V.SUITE_WORKERS, {"spark.sql.join.preferSortMergeJoin": "false"}),
+                f"{E.SUITE_WORKERS} suites at once, shuffled hash joins": (E.SUITE_WORKERS, {"spark.sql.join.preferSortMergeJoin": "false"}),
             }
             walls: dict[str, list[float]] = {name: [] for name in variants}
             for _ in range(args.repeat):
                 for name, (workers, settings) in variants.items():
-                    saved = V.SUITE_WORKERS
-                    V.SUITE_WORKERS = workers
+                    saved = E.SUITE_WORKERS
+                    E.SUITE_WORKERS = workers
                     try:
                         with conf(spark, settings):
                             t = time.perf_counter()
-                            judged, timings, _ = V.judge(spark, tables, [run_id], total_rows=rows)
+                            judged, timings, _ = E.judge(spark, tables, [run_id], total_rows=rows)
                             walls[name].append(time.perf_counter() - t)
                     finally:
-                        V.SUITE_WORKERS = saved
-                    assert judged[run_id]["verdict"] in ("valid", "invalid"), judged
+                        E.SUITE_WORKERS = saved
+                    assert C.merge_verdict(judged[run_id]) in ("valid", "invalid"), judged
             print("| variant | GX pass s (each repetition) | median |\n|---|---|---|")
             for name, w in walls.items():
                 print(f"| {name} | {', '.join(f'{x:.2f}' for x in w)} | **{statistics.median(w):.2f}** |")
             print("\nPer suite, one at a time, sort-merge joins (the suite's one query, as the metric runs it):\n")
-            tables = V.prepare_tables(tables, rows)
-            V.register_views(tables)
+            tables = E.prepare_tables(tables, rows)
+            E.register_views(tables)
             tables["run"].createOrReplaceTempView(custom.BATCH_VIEW)
-            with V.tuned_session(spark, rows):
+            with E.tuned_session(spark, rows):
                 per_suite(spark, custom, suites, "warm")
                 found = per_suite(spark, custom, suites, "timed")
             print("| suite | plan s | execute s | jobs | stages |\n|---|---|---|---|---|")

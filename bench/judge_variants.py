@@ -1,11 +1,11 @@
 """A warm GX pass under other join strategies, and how a pass's cost grows with the runs judged.
 
-    .venv/bin/python bench/judge_variants.py [--runs 2] [--mutant-every 2] [--repeat 3] [--scale]
+    .venv/bin/python -m bench.judge_variants [--runs 2] [--mutant-every 2] [--repeat 3] [--scale]
 
 Emulates smoke seeds 1..RUNS into the embedded S3 server (every MUTANT_EVERY-th seed with the mutant
 failed-region-commits, so the pass has failing rules and their tagging queries), loads their tables once,
-then times `validate.judge` (one GX pass, what every path's judging does) after a warm-up pass, for each
-variant of the small-tables settings (`validate.tuned_session`): as now, broadcast joins allowed (100 MB),
+then times `regionchaos.judge.engine.judge` (one GX pass, what every path's judging does) after a warm-up pass, for each
+variant of the small-tables settings (`regionchaos.judge.engine.tuned_session`): as now, broadcast joins allowed (100 MB),
 shuffled-hash joins forced. Reports the JVM's CPU seconds (the driver's process, psutil) and the wall time,
 median over the repetitions, and checks every variant gives the same verdicts and rule counts.
 ``--scale``: instead, the pass as now over the first 1/8, 1/4, 1/2 and all of the runs.
@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 from regionchaos import runner
-from regionchaos import validate as V
+from regionchaos import tables as T
+from regionchaos.judge import checks as C
+from regionchaos.judge import engine as E
+from regionchaos.judge import intake as I
+from regionchaos.judge import stats as ST
 from regionchaos.scenario import load
 from regionchaos.spark import get_spark
 from regionchaos.storage import ObjectStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_profile import conf  # noqa: E402  (settings set for a block, then restored)
-from jvm_per_test import jvm_cpu_seconds  # noqa: E402
+from bench.judge_profile import conf  # settings set for a block, then restored
+from bench.jvm_per_test import jvm_cpu_seconds
 
 MUTANT = "failed-region-commits"
 VARIANTS = {
@@ -39,26 +40,26 @@ VARIANTS = {
 
 @contextmanager
 def settings_over_tuned(extra: dict):
-    """`validate.tuned_session` with ``extra`` set on top, for the duration of the block."""
-    original = V.tuned_session
+    """`regionchaos.judge.engine.tuned_session` with ``extra`` set on top, for the duration of the block."""
+    original = E.tuned_session
 
     @contextmanager
     def tuned(spark, total_rows):
         with original(spark, total_rows), conf(spark, extra):
             yield
 
-    V.tuned_session = tuned
+    E.tuned_session = tuned
     try:
         yield
     finally:
-        V.tuned_session = original
+        E.tuned_session = original
 
 
 def timed_pass(spark, tables, run_ids, rows) -> tuple[float, float, dict]:
     cpu, wall = jvm_cpu_seconds(), time.perf_counter()
-    judged, _, _ = V.judge(spark, tables, run_ids, total_rows=rows)
-    outcome = {r: (j["verdict"], tuple(sorted((c["name"], c["success"], c.get("unexpected_count"))
-                                              for c in j["checks"]))) for r, j in judged.items()}
+    judged, _, _ = E.judge(spark, tables, run_ids, total_rows=rows)
+    outcome = {r: (C.merge_verdict(checks), tuple(sorted((c["name"], c["success"], c.get("unexpected_count"))
+                                                         for c in checks))) for r, checks in judged.items()}
     return jvm_cpu_seconds() - cpu, time.perf_counter() - wall, outcome
 
 
@@ -79,19 +80,19 @@ def main() -> None:
             runner.start(store, load("smoke", seed=seed), run_id=run_id, mutant=mutant, replay="-")
             stores.append(store)
             run_ids.append(run_id)
-        with V.tables_mod.spill_directory(spark) as spill:
+        with T.spill_directory(spark) as spill:
             if args.scale:
                 print("| runs | rows | JVM CPU s | wall s |\n|---|---|---|---|")
                 for n in sorted({max(1, args.runs // 8), max(1, args.runs // 4), max(1, args.runs // 2), args.runs}):
-                    tables, frames, arts = V.load_many(spark, stores[:n], spill_dir=spill)
-                    rows = V.table_rows(frames)
+                    tables, frames, arts = I.many_runs(spark, stores[:n], spill_dir=spill)
+                    rows = ST.table_rows(frames)
                     timed_pass(spark, tables, list(arts), rows)  # warm-up
                     runs = [timed_pass(spark, tables, list(arts), rows)[:2] for _ in range(args.repeat)]
                     print(f"| {n} | {rows:,} | {statistics.median(c for c, _ in runs):.1f} | "
                           f"{statistics.median(w for _, w in runs):.1f} |")
                 return
-            tables, frames, arts = V.load_many(spark, stores, spill_dir=spill)
-            rows = V.table_rows(frames)
+            tables, frames, arts = I.many_runs(spark, stores, spill_dir=spill)
+            rows = ST.table_rows(frames)
             timed_pass(spark, tables, list(arts), rows)  # warm-up: the JVM's and GX's start
             results: dict[str, list[tuple[float, float]]] = {name: [] for name in VARIANTS}
             reference = None

@@ -1,6 +1,6 @@
 """Benchmark: emulate the `large` scenario through the Spark data plane, embedded S3.
 
-    .venv/bin/python bench/large_emulate.py [--scenario large] [--no-spark] [--profile FILE]
+    .venv/bin/python -m bench.large_emulate [--scenario large] [--no-spark] [--profile FILE]
 
 In:  a catalogue scenario (default ``large``), the shared local Spark session.
 Out: one JSON object on stdout: Spark session start, wall seconds (total, control plane,

@@ -1,10 +1,10 @@
 """Seeds to detection: for each mutant, how many swarm seeds it takes to catch it through the
 invariant it is known to break.
 
-    .venv/bin/python bench/mutant_swarm.py [--budget 1000] [--step 200] [--mutants a,b] \
+    .venv/bin/python -m bench.mutant_swarm [--budget 1000] [--step 200] [--mutants a,b] \
         [--json bench/results/mutant_swarm/mutant_swarm.json] > bench/results/mutant_swarm/README.md
 
-Per mutant (its base scenario and overrides are the pinned case of `tests/test_mutants.py`,
+Per mutant (its base scenario and overrides are its pinned case, `expectations/mutant_cases.yaml`,
 whose suites are the invariants it is known to break), the swarm's fast path runs the mutant
 and the correct protocol on the same seeds, each seed drawing its own fault mix
 (`faults.swarm`), in steps of ``--step`` seeds up to ``--budget``. A seed **detects** the
@@ -22,14 +22,26 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from regionchaos.runner import storage_for
+from regionchaos.spark import get_spark
+from regionchaos.swarm import fast_swarm
 
-from regionchaos.swarm import fast_swarm  # noqa: E402
-from regionchaos.runner import storage_for  # noqa: E402
-from regionchaos.spark import get_spark  # noqa: E402
-from tests.test_mutants import CASES  # noqa: E402 - the pinned mutant -> invariants mapping
+CASES_FILE = Path(__file__).resolve().parents[1] / "expectations" / "mutant_cases.yaml"
+
+
+def mutant_cases() -> dict[str, tuple[str, int, dict, dict[str, list[str]]]]:
+    """Mutant -> (scenario, seed, overrides, {invariant suite it must fail: its rules}), as pinned in
+    `CASES_FILE` (the cases tests/test_mutants.py asserts); where a case names the scenario to swarm
+    (``swarm``: its pinned case is a schedule, which draws no faults), that scenario as written."""
+    cases = yaml.safe_load(CASES_FILE.read_text())
+    return {name: ((c["swarm"], c["seed"], {}, c["fails"]) if "swarm" in c else
+                   (c["scenario"], c["seed"], c.get("set", {}), c["fails"])) for name, c in cases.items()}
+
+
+CASES = mutant_cases()
 
 
 def detections(mutant_runs: list[dict], correct_runs: list[dict], invariants: set[str]) -> list[dict]:
@@ -75,7 +87,7 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=1000, help="most seeds per mutant (default %(default)s)")
     p.add_argument("--step", type=int, default=200, help="seeds per swarm until detection (default %(default)s)")
     p.add_argument("--first-seed", type=int, default=1)
-    p.add_argument("--mutants", help="comma-separated (default: all of tests/test_mutants.py's cases)")
+    p.add_argument("--mutants", help="comma-separated (default: every pinned case)")
     p.add_argument("--json", help="write the rows to this JSON file")
     args = p.parse_args()
     names = args.mutants.split(",") if args.mutants else list(CASES)
@@ -87,7 +99,7 @@ def main() -> int:
         for name in names:
             rows.append(hunt(name, args.budget, args.step, args.first_seed, storage, spark, console))
     wall = round(time.perf_counter() - started, 1)
-    command = f".venv/bin/python bench/mutant_swarm.py {' '.join(sys.argv[1:])}".strip()
+    command = f".venv/bin/python -m bench.mutant_swarm {' '.join(sys.argv[1:])}".strip()
     if args.json:
         Path(args.json).write_text(json.dumps({"command": command, "wall_s": wall, "rows": rows}, indent=1) + "\n")
     print(f"Command: `{command}` ({wall:.0f} s)\n")

@@ -1,9 +1,9 @@
-"""Mutation score of the whole pipeline over ``regionchaos/protocol/`` (issue 11).
+"""Mutation score of the whole pipeline over ``regionchaos/protocol/``.
 
-    .venv/bin/python bench/mutation_score.py [--seeds 2] [--jobs 2] [--files coordinator.py,...]
+    .venv/bin/python -m bench.mutation_score [--seeds 2] [--jobs 2] [--files coordinator.py,...]
         [--limit N] [--json bench/results/mutation_score/mutation_score.json]
         [--md bench/results/mutation_score/README.md]
-    .venv/bin/python bench/mutation_score.py --render    # rewrite the .md from the .json and the hand triage,
+    .venv/bin/python -m bench.mutation_score --render    # rewrite the .md from the .json and the hand triage,
         # bench/results/mutation_score/mutation_triage.json
 
 The mutants are mutmut's (2.5.1, its mutation engine: operators, numbers, strings, keywords,
@@ -12,7 +12,7 @@ run). The test command is the swarm: a fixed budget of seeds over the catalogue 
 but ``large``, seeds 1..``--seeds``, each seed with the swarm's own fault mix, except a scenario
 that pins its fault schedule, which runs as written), emulated with the
 mutated code and judged by the same GX suites, one seed a failure when its verdict is not what
-the scenario expects (`regionchaos.findings.meets_expectation`, as the swarm decides "failing").
+the scenario expects (`regionchaos.judge.judgement`: its standing, as the swarm decides "failing").
 A mutant is **killed** when the swarm fails on it: a seed raises (unknown), runs past the time
 limit, or fails a rule no finding declares for its settings. The unmutated code must pass
 the same swarm, or the score means nothing (exit 3).
@@ -35,6 +35,7 @@ import argparse
 import difflib
 import functools
 import hashlib
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -153,7 +154,11 @@ def _child(overlay: str, mutant: dict | None, runs: list[tuple[str, int]], basel
     if mutant is not None:
         Path(overlay, mutant["file"]).write_text(mutant["source"])
     sys.dont_write_bytecode = True
-    sys.path.insert(0, overlay)
+    package = os.path.join(overlay, "regionchaos")  # the overlay's package, its submodules found through its path
+    spec = importlib.util.spec_from_file_location("regionchaos", os.path.join(package, "__init__.py"),
+                                                  submodule_search_locations=[package])
+    sys.modules["regionchaos"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["regionchaos"])
     from regionchaos import swarm
 
     assert swarm.__file__.startswith(overlay), swarm.__file__
@@ -210,8 +215,8 @@ def emulate_all(mutants: list[dict | None], runs: list, baseline: dict, jobs: in
 def judge_runs(to_judge: list[tuple[str, dict]]) -> dict[str, dict]:
     """``to_judge``: (judged run id, run) pairs with rows. One GX pass per ~ROWS_PER_PASS rows;
     judged run id -> {"verdict", "failed", "failed_rules", "unknown"}."""
-    from regionchaos import swarm
     from regionchaos import tables as tables_mod
+    from regionchaos.judge.runs import judge_rows
     from regionchaos.spark import get_spark
 
     spark = get_spark()
@@ -235,7 +240,7 @@ def judge_runs(to_judge: list[tuple[str, dict]]) -> dict[str, dict]:
         total = sum(len(r) for r in tables.values())
         records = [{"seed": run["seed"], "run_id": run_id} for run_id, run in batch]
         try:
-            judged = swarm.judge_rows(spark, tables, records)
+            judged = judge_rows(spark, tables, records, scenario_of=lambda record: None, mutant=None)
         except Exception as exc:  # noqa: BLE001 - these runs are not judged; they count for nothing
             print(f"GX pass {number} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
             judged = None
@@ -244,7 +249,7 @@ def judge_runs(to_judge: list[tuple[str, dict]]) -> dict[str, dict]:
             if judged is None:
                 out[record["run_id"]] = {"verdict": "not judged", "failed": [], "failed_rules": [], "unknown": []}
                 continue
-            res = swarm.seed_result(record, judged)
+            res = judged[record["run_id"]].fields()  # held to its scenario by `failing`
             out[record["run_id"]] = {k: res.get(k) for k in ("verdict", "failed", "failed_rules", "explained", "unknown")}
         print(f"GX pass {number}/{len(batches)}: {len(batch)} runs, {total:,} rows, "
               f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
@@ -273,13 +278,10 @@ def _scenario(name: str, seed: int):
 
 def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
     """Why this run fails the swarm (not as its scenario expects), or None."""
-    from regionchaos.findings import meets_expectation
+    from regionchaos.judge.judgement import FINDING, VALID, judgement_of_record
 
-    scenario = _scenario(scenario_name, seed)
-    ok, why = meets_expectation(scenario, verdict["verdict"], verdict["failed"], verdict["unknown"],
-                                failed_rules=verdict.get("failed_rules"), explained=verdict.get("explained"),
-                                must_show=False)
-    return None if ok else why
+    judged = judgement_of_record(verdict, scenario=_scenario(scenario_name, seed), must_show=False)
+    return None if judged.standing in (VALID, FINDING) else judged.why
 
 
 # -- triage --------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """What each suite and each rule of the judge costs on one run's tables: where a pass's time goes.
 
-    .venv/bin/python bench/rule_costs.py [--scenario large] [--seed 1] [--repeat 2] [--top 4] [--out-json PATH]
+    .venv/bin/python -m bench.rule_costs [--scenario large] [--seed 1] [--repeat 2] [--top 4] [--out-json PATH]
 
 Emulates the scenario's run into the embedded S3 server, reads its tables back as every judge does
-(`validate.load_many`), then under the judge's session settings for that many rows
-(`validate.prepare_tables`, `validate.tuned_session`) runs each suite's query (its rules' union, as the
+(`regionchaos.judge.intake.many_runs`), then under the judge's session settings for that many rows
+(`regionchaos.judge.engine.prepare_tables`, `tuned_session`) runs each suite's query (its rules' union, as the
 GX pass runs it, without GX) ``--repeat`` times one after another, and each rule of the ``--top`` dearest
 suites on its own. Prints the rows per table, the emulation's and the reading's time, then per suite
 and per rule the fastest wall time and the JVM's CPU seconds of that repetition (the first repetition
@@ -24,8 +24,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jvm_per_test import jvm_cpu_seconds  # noqa: E402
+from bench.jvm_per_test import jvm_cpu_seconds
 
 
 def timed(spark, custom, sql: str, rules: tuple[str, ...], repeat: int) -> tuple[float, float]:
@@ -40,22 +39,25 @@ def timed(spark, custom, sql: str, rules: tuple[str, ...], repeat: int) -> tuple
 
 @contextmanager
 def judge_views(spark, stores: list):
-    """The stores' runs read back as every judge reads them (`validate.load_many`, one batch), registered as
+    """The stores' runs read back as every judge reads them (`regionchaos.judge.intake.many_runs`, one batch), registered as
     the rules' views (``rc_<table>``, ``rc_run``) under the judge's settings for that many rows; yields the
     frames (pandas) and the total rows. Also used by bench/rule_diff.py."""
-    from regionchaos import validate as V
+    from regionchaos import tables as T
+    from regionchaos.judge import engine as E
+    from regionchaos.judge import intake as I
+    from regionchaos.judge import stats as ST
 
-    with V.tables_mod.spill_directory(spark) as spill:
-        tables, frames, _ = V.load_many(spark, stores, spill_dir=spill)
-        total = V.table_rows(frames)
-        V.register_views(V.prepare_tables(tables, total))
-        with V.tuned_session(spark, total):
+    with T.spill_directory(spark) as spill:
+        tables, frames, _ = I.many_runs(spark, stores, spill_dir=spill)
+        total = ST.table_rows(frames)
+        E.register_views(E.prepare_tables(tables, total))
+        with E.tuned_session(spark, total):
             yield frames, total
 
 
 def measure(scenario: str, seed: int, repeat: int, top: int) -> dict:
     from regionchaos import runner
-    from regionchaos import validate as V
+    from regionchaos.judge import suites as S
     from regionchaos.scenario import load
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore
@@ -67,7 +69,7 @@ def measure(scenario: str, seed: int, repeat: int, top: int) -> dict:
         started = time.perf_counter()
         runner.start(store, load(scenario, seed=seed), run_id=run_id, mutant=None, replay="-")
         emulated = time.perf_counter() - started
-        custom, suites = V.load_custom(), V.load_suites()
+        custom, suites = S.load_custom(), S.load_suites()
         started = time.perf_counter()
         with judge_views(spark, [store]) as (frames, _):
             out = {"scenario": scenario, "seed": seed, "rows": {name: len(f) for name, f in frames.items()},
@@ -86,7 +88,7 @@ def markdown(result: dict, repeat: int, top: int) -> str:
     lines = [f"`{result['scenario']}` seed {result['seed']}: {sum(result['rows'].values()):,} rows "
              f"({', '.join(f'{n} {c:,}' for n, c in sorted(result['rows'].items(), key=lambda kv: -kv[1]) if c)})",
              "", f"Emulating the run (`runner.start`, embedded S3) took {result['emulate_s']:.1f} s, reading its "
-             f"tables back (`validate.load_many`) {result['load_s']:.1f} s.",
+             f"tables back (`regionchaos.judge.intake.many_runs`) {result['load_s']:.1f} s.",
              "", f"Per suite, fastest of {repeat} (wall s, JVM CPU s of that repetition):", "",
              "| suite | wall s | JVM CPU s |", "|---|---|---|"]
     for name, (wall, cpu) in sorted(result["suites"].items(), key=lambda kv: -kv[1][0]):

@@ -1,21 +1,21 @@
 """A rule rewritten for speed must judge as before: its old and new SQL, the same rows on many runs.
 
-    .venv/bin/python bench/rule_diff.py SUITE.RULE [--against REV] [--seeds 3] [--large]
+    .venv/bin/python -m bench.rule_diff SUITE.RULE [--against REV] [--seeds 3] [--large]
 
 The old SQL is the rule's file at git revision ``REV`` (default HEAD, so: the uncommitted rewrite
 against the committed rule), the new one the file in the working tree. The corpus, emulated into the
-embedded S3 server and read back as every judge reads it (`validate.load_many`, one batch): every
+embedded S3 server and read back as every judge reads it (`regionchaos.judge.intake.many_runs`, one batch): every
 emulated catalogue scenario but ``large`` at seeds 1..SEEDS (the findings' own scenarios among them), and
 each of them with every mutant at seed 1 (a run that cannot start is skipped and counted).
 ``--large``: instead, ``large`` seed 1 alone (where a rule's cost shows; few violations).
-Both queries run under the judge's settings for that many rows (`validate.prepare_tables`,
-`validate.tuned_session`); every output row, every column (``detail`` included), is compared as a
+Both queries run under the judge's settings for that many rows (`regionchaos.judge.engine.prepare_tables`,
+`regionchaos.judge.engine.tuned_session`); every output row, every column (``detail`` included), is compared as a
 multiset. Prints the runs, how many have violating rows, each side's rows and fastest time of two;
 exit 0 when identical, 1 when not (with rows only one side gives) or when a side's SQL raises, 2 on
 bad input.
 
 Why: a rule's rewrite changes no test's expectation when it is right, and a rule that stops
-reporting is caught by its tamper test only for the one edit that test makes. The 25th session's
+reporting is caught by its tamper test only for the one edit that test makes. The
 rewrite of ``notifications.commit_upon_notification`` was checked this way (308 runs, 13 with
 violations; ``large``): bench/results/rule_diff/README.md.
 """
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def old_sql(rule_path: Path, rev: str) -> str | None:
@@ -53,9 +52,9 @@ def corpus(seeds: int, large: bool) -> list[tuple[str, int, str | None]]:
 
 def rows(spark, sql: str) -> tuple[collections.Counter, float]:
     """The rule's output rows as a multiset of string tuples, and the fastest of two runs."""
-    from regionchaos.validate import _strip_comments  # as the judge reads a rule's file
+    from regionchaos.judge.suites import strip_comments  # as the judge reads a rule's file
 
-    body = _strip_comments(sql)
+    body = strip_comments(sql)
     best, out = float("inf"), collections.Counter()
     for _ in range(2):
         started = time.perf_counter()
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if before is None:
         ap.error(f"--against {args.against}: no {path.relative_to(ROOT).as_posix()} at that revision")
 
-    from rule_costs import judge_views
+    from bench.rule_costs import judge_views
 
     from regionchaos import runner
     from regionchaos.scenario import load

@@ -1,6 +1,6 @@
 """Benchmark: what one S3 request costs against the embedded server, and what making a client costs.
 
-    .venv/bin/python bench/s3_requests.py [--server s3-only|moto-all] [--objects 1000] [--repeat 3]
+    .venv/bin/python -m bench.s3_requests [--server s3-only|moto-all] [--objects 1000] [--repeat 3]
 
 In:  the server to measure, started in a child process exactly as the package starts it:
      ``s3-only`` is `regionchaos.storage.EmbeddedS3` (moto's S3 app served alone; ``in_process=True``,

@@ -1,6 +1,6 @@
 """Benchmark: how the cost of a run grows with the number of regions and of checkpoints.
 
-    .venv/bin/python bench/scaling.py [--regions 64,256,1024,4096] [--checkpoints 50]
+    .venv/bin/python -m bench.scaling [--regions 64,256,1024,4096] [--checkpoints 50]
                                       [--vary-checkpoints 25,50,100,200 --at-regions 256]
                                       [--plain-sql] > bench/results/scaling/README.md
 
@@ -20,11 +20,8 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from large_emulate import PeakRss  # noqa: E402
+from bench.large_emulate import PeakRss
 
 
 def _ints(text: str) -> list[int]:
@@ -51,7 +48,20 @@ def main(argv: list[str] | None = None) -> int:
     from regionchaos.scenario import load
     from regionchaos.spark import get_spark
     from regionchaos.storage import EmbeddedS3, ObjectStore
-    from regionchaos.validate import validate_runs
+    from regionchaos import tables as T
+    from regionchaos.judge import intake
+    from regionchaos.judge.runs import judge_stores
+    from regionchaos.judge.stats import table_rows
+    from regionchaos.plain_sql import plain_sql_results
+
+    def judged(spark, store, run_id: str) -> dict:
+        """The run's checks and verdict: GX's (the judge), or the same rules as plain Spark SQL."""
+        if not args.plain_sql:
+            judgement = judge_stores(spark, [store])[run_id]
+            return {"checks": judgement.checks, "verdict": judgement.verdict}
+        with T.spill_directory(spark) as spill:
+            tables, frames, _ = intake.many_runs(spark, [store], spill_dir=spill)
+            return plain_sql_results(spark, tables, [run_id], total_rows=table_rows(frames))[run_id]
 
     console = Console(stderr=True)
     points = [(r, args.checkpoints) for r in args.regions]
@@ -73,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 s3_requests = store.stats.as_dict()["requests"]
                 console.print(f"  emulated in {emulate_s:.1f} s; judging ...")
                 started = time.perf_counter()
-                verdict = validate_runs(spark, [store], plain_sql=args.plain_sql)[run_id]
+                verdict = judged(spark, store, run_id)
                 judge_s = time.perf_counter() - started
             st = result.stats
             failed = [c["name"] for c in verdict["checks"] if c.get("success") is not True]
@@ -84,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"| {verdict['verdict']}{' ' + ','.join(failed) if failed else ''} |")
             console.print(f"  judged in {judge_s:.1f} s: {verdict['verdict']}")
     judge = "plain Spark SQL" if args.plain_sql else "GX suites"
-    print(f"Command: `{' '.join(['.venv/bin/python bench/scaling.py', *(argv if argv is not None else sys.argv[1:])])}`\n")
+    print(f"Command: `{' '.join(['.venv/bin/python -m bench.scaling', *(argv if argv is not None else sys.argv[1:])])}`\n")
     print(f"Judged with: {judge}. 1-minute load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}.\n")
     print("| regions | checkpoints | subtask-checkpoints | records | global/regional/aborted | S3 requests (emulate) "
           "| emulate s | judge s | total s | peak RSS MiB | verdict |")

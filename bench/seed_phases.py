@@ -1,6 +1,6 @@
 """Where one swarm seed's time goes inside its Spark task, by phase, and the same against other code.
 
-    .venv/bin/python bench/seed_phases.py [--seeds 300] [--scenario smoke] [--repeat 2] \
+    .venv/bin/python -m bench.seed_phases [--seeds 300] [--scenario smoke] [--repeat 2] \
         [--against DIR] [--out-json PATH]
 
 Each seed goes through what `regionchaos.swarm.emulate_seed_tables` does in a task, timed phase by
@@ -32,14 +32,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 PHASES = ("scenario", "emulate", "read", "rows", "arrow")
-
-
-def use_code(directory: str) -> None:
-    """Import ``regionchaos`` from ``directory`` instead of the installed (editable) package."""
-    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
-    sys.path.insert(0, directory)
-    for name in [m for m in sys.modules if m == "regionchaos" or m.startswith("regionchaos.")]:
-        del sys.modules[name]
 
 
 def measure(scenario_ref: str, seeds: int) -> dict:
@@ -101,9 +93,12 @@ def too_big(ap: argparse.ArgumentParser, scenario_ref: str) -> None:
 
 
 def one_process(code: str, scenario_ref: str, seeds: int) -> dict:
-    cmd = [sys.executable, __file__, "--inner", "--code", code, "--scenario", scenario_ref, "--seeds", str(seeds)]
+    """One inner process over ``code``'s package: ``PYTHONPATH`` puts the checkout ahead of the editable install
+    (whose finder Python asks last), so every ``regionchaos`` module comes from there."""
+    cmd = [sys.executable, __file__, "--inner", "--scenario", scenario_ref, "--seeds", str(seeds)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=code,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # no __pycache__ in the other checkout
+                          env={**os.environ, "PYTHONPATH": code,
+                               "PYTHONDONTWRITEBYTECODE": "1"})  # no __pycache__ in the other checkout
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -130,7 +125,6 @@ def main() -> None:
     ap.add_argument("--against", metavar="DIR", help="another checkout, measured alternately")
     ap.add_argument("--out-json", help="also write the processes' results here")
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--code", default=str(HERE), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.seeds < 1 or args.repeat < 1:
         ap.error("--seeds and --repeat must be at least 1")
@@ -140,7 +134,6 @@ def main() -> None:
         ap.error(f"--scenario {args.scenario}: neither a catalogue scenario nor a file")
     too_big(ap, args.scenario)
     if args.inner:
-        use_code(args.code)
         print(json.dumps(measure(args.scenario, args.seeds)))
         return
     codes = [str(HERE)] + ([str(Path(args.against).resolve())] if args.against else [])

@@ -1,13 +1,13 @@
 """Every catalogue scenario, 20 seeds each, on the correct protocol under one policy: a run may
 fail only the rules of recorded findings that apply to its settings, each violation explained by
-such a finding's mechanism (`regionchaos.findings`, ``expectations/mechanisms/``; the per-seed
+such a finding's mechanism (`regionchaos.judge.judgement`'s standing, ``expectations/mechanisms/``; the per-seed
 record keeps the rows per finding, ``explained``), and a finding's own scenario must show it on
 its own seed.
 
-    .venv/bin/python bench/seeds_matrix.py [--seeds 20] [--scenarios a,b] > bench/results/seeds_matrix/README.md
-    .venv/bin/python bench/seeds_matrix.py --scenarios large --batch 1 --drop-runs \
+    .venv/bin/python -m bench.seeds_matrix [--seeds 20] [--scenarios a,b] > bench/results/seeds_matrix/README.md
+    .venv/bin/python -m bench.seeds_matrix --scenarios large --batch 1 --drop-runs \
         --jsonl bench/results/seeds_matrix/large_flip.jsonl
-    .venv/bin/python bench/seeds_matrix.py --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
+    .venv/bin/python -m bench.seeds_matrix --fast --policy pr --jsonl bench/results/seeds_matrix/pr.jsonl
 
 ``--fast`` emulates the seeds through the swarm's fast path (`regionchaos.swarm`: seeds
 as Spark tasks, in memory, one GX pass over all of a scenario's seeds) with the scenario's
@@ -33,7 +33,8 @@ import time
 
 from rich.console import Console
 
-from regionchaos.findings import allowed_failures, meets_expectation
+from regionchaos.findings import allowed_failures
+from regionchaos.judge.judgement import FINDING, VALID, judgement_of_record
 from regionchaos.scenario import catalogue, load
 from regionchaos.seedmatrix import Cell, judge_cells
 
@@ -91,12 +92,9 @@ def table_row(name: str, runs: list[dict], wall: float | None, overrides: dict |
     every failure must be a declared finding's rule (`regionchaos.findings`) under the
     settings the seed ran with, and a scenario marked ``expect: invalid`` must fail its own."""
     sc = load(name, overrides=overrides)
-    off = [(r, why) for r in runs
-           for ok, why in [meets_expectation(load(name, overrides=overrides, seed=int(r["seed"])), r["verdict"],
-                                             r["failed"], r["unknown"], failed_rules=r.get("failed_rules"),
-                                             explained=r.get("explained"),
-                                             must_show=int(r["seed"]) == sc.seed)]
-           if not ok]
+    judged = [(r, judgement_of_record(r, scenario=load(name, overrides=overrides, seed=int(r["seed"])),
+                                      must_show=int(r["seed"]) == sc.seed)) for r in runs]
+    off = [(r, j.why) for r, j in judged if j.standing not in (VALID, FINDING)]
     verdicts = {v: sum(r["verdict"] == v for r in runs) for v in ("valid", "invalid", "unknown")}
     # the failed rules (invariant.rule) where the records have them, else the failed invariants
     failed = sorted({name for r in runs for name in (r["failed_rules"] if "failed_rules" in r else r["failed"])})
@@ -137,7 +135,7 @@ def summarize(paths: list[str]) -> int:
         row, off = table_row(name, [runs[k] for k in sorted(runs)], None, overrides or None)
         rows.append(row)
         bad += off
-    print(f"From: {', '.join(paths)} (`.venv/bin/python bench/seeds_matrix.py --summarize ...`)\n")
+    print(f"From: {', '.join(paths)} (`.venv/bin/python -m bench.seeds_matrix --summarize ...`)\n")
     print_table(rows)
     return 1 if bad else 0
 
@@ -204,7 +202,7 @@ def main() -> int:
         row, off = table_row(name, runs, time.perf_counter() - started, overrides or None)
         rows.append(row)
         bad += off
-    print(f"Policy: {args.policy}. Command: `.venv/bin/python bench/seeds_matrix.py {' '.join(sys.argv[1:])}`\n")
+    print(f"Policy: {args.policy}. Command: `.venv/bin/python -m bench.seeds_matrix {' '.join(sys.argv[1:])}`\n")
     print_table(rows)
     return 1 if bad else 0
 

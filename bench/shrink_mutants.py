@@ -1,7 +1,7 @@
-"""Shrinking, shown on mutants: each mutant's pinned failing case (`tests/test_mutants.py`) shrunk by
+"""Shrinking, shown on mutants: each mutant's pinned failing case (`expectations/mutant_cases.yaml`) shrunk by
 `regionchaos shrink`, then the shrunk file replayed as a deep run by `regionchaos run`.
 
-    .venv/bin/python bench/shrink_mutants.py [--mutants a,b,c] > bench/results/shrink_mutants/README.md
+    .venv/bin/python -m bench.shrink_mutants [--mutants a,b,c] > bench/results/shrink_mutants/README.md
 
 Writes the shrunk scenario files to ``bench/results/shrink_mutants/shrunk/<mutant>.yaml`` and a markdown table on
 stdout: the size before and after (faults, fault-phase checkpoints, parallelism), rounds,
@@ -19,11 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.mutant_swarm import CASES
+from regionchaos.run import set_args
 
-from regionchaos.run import set_args  # noqa: E402
-from tests.test_mutants import CASES  # noqa: E402 - the pinned mutant cases
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT = ("failed-region-commits", "ignore-failure-ratio", "fallback-to-aborted", "cleaner-ignores-refs")
 CLI = str(ROOT / ".venv" / "bin" / "regionchaos")
@@ -77,7 +76,7 @@ def main() -> int:
         rows.append(shrink_one(mutant, out_dir))
         print(json.dumps(rows[-1])[:400], file=sys.stderr, flush=True)
     Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
-    print(f"Command: `.venv/bin/python bench/shrink_mutants.py {' '.join(sys.argv[1:])}`\n")
+    print(f"Command: `.venv/bin/python -m bench.shrink_mutants {' '.join(sys.argv[1:])}`\n")
     print("| mutant | case | invariant | before (faults / checkpoints / parallelism) | after | rounds | "
           "schedules judged | shrink wall s | deep replay of the shrunk file |")
     print("|---|---|---|---|---|---|---|---|---|")

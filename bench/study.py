@@ -17,8 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from swarm import run_sampled  # noqa: E402
+from bench.swarm import run_sampled
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "study"
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
     shutil.copy(result["local"], RESULTS / f"{args.name}.html")
     lines = [f"# Global vs regional: `{shown}`", "",
-             f"Command: `.venv/bin/python bench/study.py --name {args.name} {' '.join(passthrough)}` at commit "
+             f"Command: `.venv/bin/python -m bench.study --name {args.name} {' '.join(passthrough)}` at commit "
              f"`{commit[:10]}`: {len(result['plan']['policies'])} policies, {result['plan']['seeds']} seeds per cell, "
              f"{result['plan']['checkpoints']} checkpoints per run, region crash probability {result['plan']['crash']}; "
              f"wall {wall:.0f} s for the whole command, peak RSS of the process tree {peak_mib:.0f} MiB, "

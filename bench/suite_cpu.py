@@ -1,8 +1,8 @@
 """Where the test suite's CPU goes: a command run under a /proc sampler, its CPU by kind of process.
 
-    .venv/bin/python bench/suite_cpu.py [--out bench/results/suite_cpu/NAME.json] -- COMMAND...
+    .venv/bin/python -m bench.suite_cpu [--out bench/results/suite_cpu/NAME.json] -- COMMAND...
     e.g. (a fresh clone, as CI runs it):
-    git clone -q /work/main /tmp/clone && .venv/bin/python bench/suite_cpu.py -- bash -c 'cd /tmp/clone && CI=true bash .ci/run'
+    git clone -q /work/main /tmp/clone && .venv/bin/python -m bench.suite_cpu -- bash -c 'cd /tmp/clone && CI=true bash .ci/run'
 
 The suite keeps both cores busy, so its wall time follows the CPU it spends; this says who spends it.
 Every 0.5 s the sampler reads each process's CPU time (``/proc/PID/stat``: user + system) and its
@@ -19,7 +19,7 @@ The same code took 1,128 to 1,389 busy CPU s on this machine on different hours 
 untouched, moved with it), so the record also holds a calibration: the CPU seconds of one fixed
 single-threaded Python loop (`CALIBRATION`, the median of three runs), before and after the command
 (``--no-calibration`` skips it). It catches only part of the machine's swings: on one day the loop moved 4-7 %
-while the suite's CPU moved 16 % (bench/README.md, 21st session), so it tells a slower machine, not how much.
+while the suite's CPU moved 16 %, so it tells a slower machine, not how much.
 """
 from __future__ import annotations
 

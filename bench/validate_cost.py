@@ -1,13 +1,13 @@
 """Benchmark: what judging a run costs, the GX suites vs the same rule SQL as plain Spark SQL.
 
-    .venv/bin/python bench/validate_cost.py --scenario smoke [--seed 1] [--repeat 3]
-    .venv/bin/python bench/validate_cost.py --scenario large --repeat 2
+    .venv/bin/python -m bench.validate_cost --scenario smoke [--seed 1] [--repeat 3]
+    .venv/bin/python -m bench.validate_cost --scenario large --repeat 2
 
 In:  a catalogue scenario (emulated in-process into an embedded S3 server first), or an existing
      run (``--s3-endpoint URL --run-id ID``); the shared local Spark session.
 Out: one JSON object on stdout: emulation seconds, reading the artifacts (S3 requests), building
      the tables (pandas, then Spark), and per repetition the wall seconds of
-     - ``gx``: every suite through Great Expectations (`regionchaos.validate.gx_checks`, no Data
+     - ``gx``: every suite through Great Expectations (`regionchaos.judge.engine.judge`, no Data
        Docs), and
      - ``plain``: the same rule SQL straight through ``spark.sql`` (`plain_sql_checks`),
      alternating (gx, plain, gx, plain, ...) so both see the same warm JVM; then one full
@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bucket", default="regionchaos")
     args = p.parse_args(argv)
 
-    from regionchaos import runner, tables as T, validate as V
+    from regionchaos import plain_sql, runner
+    from regionchaos import tables as T
+    from regionchaos.judge import checks, engine, runs, stats
     from regionchaos.scenario import load
     from regionchaos.spark import get_spark
     from regionchaos.storage import EmbeddedS3, ObjectStore, StorageConfig
@@ -71,34 +73,34 @@ def main(argv: list[str] | None = None) -> int:
         spill_dir = stack.enter_context(T.spill_directory(spark))
         tables = {name: T.to_spark(spark, name, f, spill_dir=spill_dir) for name, f in frames.items()}
         out["to_spark_s"] = round(time.perf_counter() - started, 1)
-        rows = V.table_rows(frames)
+        rows = stats.table_rows(frames)
         out["table_rows"] = {name: len(f) for name, f in frames.items()}
-        del frames, art  # validate_run below builds its own
+        del frames, art  # judge_deep_run below builds its own
 
         started = time.perf_counter()
-        V.GXValidator.get()
+        engine.GXValidator.get()
         out["gx_build_suites_s"] = round(time.perf_counter() - started, 1)
         gx_s, plain_s, verdicts = [], [], set()
         for _ in range(args.repeat):
             started = time.perf_counter()
-            gx = {r: j["checks"] for r, j in V.judge(spark, tables, [run_id], total_rows=rows)[0].items()}
+            gx = engine.judge(spark, tables, [run_id], total_rows=rows)[0]
             gx_s.append(round(time.perf_counter() - started, 1))
             started = time.perf_counter()
-            plain = V.plain_sql_checks(spark, tables, [run_id], total_rows=rows)
+            plain = plain_sql.plain_sql_checks(spark, tables, [run_id], total_rows=rows)
             plain_s.append(round(time.perf_counter() - started, 1))
             a = [(c["name"], c["success"], c["unexpected_count"]) for c in gx[run_id]]
             b = [(c["name"], c["success"], c["unexpected_count"]) for c in plain[run_id]]
             if a != b:
                 print(json.dumps({"error": "GX and plain SQL disagree", "gx": a, "plain": b}), file=sys.stderr)
                 return 1
-            verdicts.add(V.merge_verdict(gx[run_id]))
+            verdicts.add(checks.merge_verdict(gx[run_id]))
         out["gx_s"], out["plain_sql_s"] = gx_s, plain_s
         out["gx_over_plain_best"] = round(min(gx_s) / max(0.1, min(plain_s)), 2)
         out["verdict"] = sorted(verdicts)
         started = time.perf_counter()
-        full = V.validate_run(spark, store, run_id)
+        full = runs.judge_deep_run(spark, store, run_id, scenario=load(args.scenario, seed=args.seed), mutant=None)
         out["validate_run_s"] = round(time.perf_counter() - started, 1)
-        out["validate_run_walls"] = full["wall_seconds"]
+        out["validate_run_walls"] = full.wall_seconds
     out["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(out, sort_keys=True))
     return 0

@@ -44,7 +44,7 @@ def regionchaos_manual():
     storage. Runs are listed under **Browse > Chaos runs**.
     """
 
-    @task(multiple_outputs=False)
+    @task(multiple_outputs=False, show_return_value_in_logs=False)  # the entry is an XCom, a few kB of JSON
     def resolve_scenario() -> dict[str, Any]:
         """Form params -> a validated run entry (the run id is keyed by this DAG run)."""
         from airflow.sdk.exceptions import AirflowFailException

@@ -36,7 +36,7 @@ def nightly_scenarios() -> list[str]:
                   + list(NIGHTLY_REAL_FLINK))
 
 
-@task
+@task(show_return_value_in_logs=False)  # the plan is an XCom, a few kB of JSON a scenario
 def plan_runs() -> list[dict[str, Any]]:
     """One run entry per selected scenario; run ids keyed by this DAG run. A real-Flink scenario on a machine
     without a Flink distribution gets ``skip`` (the reason): its run task ends skipped, saying why."""
@@ -67,10 +67,11 @@ def run_scenario(entry: dict[str, Any]):
     return add_scenario_run(entry)
 
 
-@task(execution_timeout=timedelta(hours=2), multiple_outputs=False)
+@task(execution_timeout=timedelta(hours=2), multiple_outputs=False, show_return_value_in_logs=False)
 def swarm_sample() -> dict[str, Any]:
     """`swarm_seeds` smoke seeds on the fast path, first seed from the run's date."""
     from regionchaos.swarm import fast_swarm
+    from regionchaos_airflow.jvmlog import jvm_output_as_warnings
     from regionchaos_airflow.runs import dated_first_seed, swarm_rows
     from regionchaos_airflow.storage import resolve_storage
 
@@ -80,7 +81,8 @@ def swarm_sample() -> dict[str, Any]:
         return {"seeds": 0, "rows": []}
     dag_run = context["dag_run"]
     first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
-    result = fast_swarm("smoke", seeds, first_seed=first, storage=resolve_storage())
+    with jvm_output_as_warnings():
+        result = fast_swarm("smoke", seeds, first_seed=first, storage=resolve_storage())
     print(f"swarm {result['swarm_id']}: {result['judged']} seeds, {result['verdicts']}, "
           f"{len(result['failing'])} failing, {result['wall_seconds']} s", flush=True)
     return {"seeds": seeds, "rows": swarm_rows(result)}
@@ -89,11 +91,10 @@ def swarm_sample() -> dict[str, Any]:
 @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
 def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
               swarm: dict[str, Any] | None) -> dict[str, Any]:
-    """Fail when a scenario is not as expected (a missing row counts as a failure) or
-    the swarm sample has an unexplained invalid, unknown or missing seed."""
-    from airflow.sdk.exceptions import AirflowFailException
-
-    from regionchaos_airflow.operators import NOTE_XCOM, nightly_note
+    """Fail (one line, `RunFailed`) when a scenario's outcome is not green by the one outcome table (README:
+    Outcomes; a missing row counts as a failure) or the swarm sample's is not (an unexplained invalid, unknown
+    or missing seed)."""
+    from regionchaos_airflow.operators import NOTE_XCOM, RunFailed, nightly_note
     from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows, skipped_runs
 
     rows = mapped_rows(rows)
@@ -105,10 +106,10 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
     if swarm is None:
         problems.append("swarm sample: no result (its task failed)")
     elif swarm["seeds"]:
-        problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])]
+        problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])[1]]
     get_current_context()["ti"].xcom_push(NOTE_XCOM, nightly_note(plan, rows, swarm, problems))
     if problems:
-        raise AirflowFailException("nightly chaos matrix failed:\n  " + "\n  ".join(problems))
+        raise RunFailed(f"nightly chaos matrix failed, {len(problems)} problem(s): " + "; ".join(problems))
     return {"runs": len(rows), "problems": []}
 
 
@@ -153,9 +154,9 @@ def regionchaos_nightly():
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
     the cluster), then `publish_report` checks the report is in storage. `swarm_sample`
     judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.swarm`).
-    `summarize` fails the DAG run when a scenario expected valid is not valid, a finding
-    (`expect: invalid`) is not invalid for the invariant it names, or a swarm seed is
-    invalid (beyond a recorded finding's invariants) or unknown.
+    `summarize` holds every run to the one outcome table (README: Outcomes) and fails the DAG run
+    when one is not green: a violation no recorded finding explains, a finding's scenario that no
+    longer fails for the invariant it names, a run or swarm seed unknown or missing.
     """
 
     plan = plan_runs()

@@ -20,7 +20,7 @@ def plan_batches() -> list[dict[str, Any]]:
     from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos.scenario import check_mutant, load
-    from regionchaos_airflow.params import check_swarm_conf
+    from regionchaos_airflow.params import check_swarm_conf, typed
     from regionchaos_airflow.runs import dated_first_seed
 
     context = get_current_context()
@@ -30,7 +30,7 @@ def plan_batches() -> list[dict[str, Any]]:
         raise AirflowFailException("invalid trigger form: " + "; ".join(map(str, errors)))
     scenario = load(params["scenario"], overrides={"faults.swarm": True})
     mutant = check_mutant(params["mutant"])
-    first = params["first_seed"]
+    first = typed(params)["first_seed"]  # the form sends a number field's typed text
     if first is None:
         first = dated_first_seed(dag_run.logical_date or dag_run.run_after)
     size, total = params["batch_size"], params["seeds"]
@@ -41,10 +41,11 @@ def plan_batches() -> list[dict[str, Any]]:
     ]
 
 
-@task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4))
+@task(map_index_template="{{ batch_label }}", execution_timeout=timedelta(hours=4), show_return_value_in_logs=False)
 def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
     """Run the seeds of one batch through the swarm's fast path (one S3, one Spark session)."""
     from regionchaos.swarm import fast_swarm
+    from regionchaos_airflow.jvmlog import jvm_output_as_warnings
     from regionchaos_airflow.operators import quiet_libraries
     from regionchaos_airflow.runs import swarm_rows
     from regionchaos_airflow.storage import resolve_storage
@@ -52,8 +53,9 @@ def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
     quiet_libraries()  # GX, Spark and py4j at WARNING: their INFO lines buried the batch's verdict lines
     first, count = batch["first_seed"], batch["seeds"]
     get_current_context()["batch_label"] = f"seeds {first}..{first + count - 1}"
-    result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
-                        storage=resolve_storage())
+    with jvm_output_as_warnings():
+        result = fast_swarm(batch["scenario_name"], count, first_seed=first, mutant=batch["mutant"],
+                            storage=resolve_storage())
     rows = swarm_rows(result)
     for run in rows:
         if run["verdict"] != "valid":
@@ -67,10 +69,10 @@ def run_batch(batch: dict[str, Any]) -> list[dict[str, Any]]:
 
 @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
 def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]) -> dict[str, Any]:
-    """List failing seeds with replay lines; fail on problems (see judge_swarm)."""
-    from airflow.sdk.exceptions import AirflowFailException
-
-    from regionchaos_airflow.operators import NOTE_XCOM, swarm_note
+    """The swarm's outcome over every batch's seeds (the one outcome table: the worst of its seeds'; with
+    a mutant, caught or not, red either way); list the problem seeds with replay lines and fail, in one line
+    (`RunFailed`), when it is not green (see judge_swarm)."""
+    from regionchaos_airflow.operators import NOTE_XCOM, RunFailed, swarm_note
     from regionchaos_airflow.runs import judge_swarm
 
     rows = [row for batch_rows in results if batch_rows for row in batch_rows]
@@ -78,11 +80,12 @@ def summarize(batches: list[dict[str, Any]], results: list[list[dict[str, Any]]]
     mutant = batches[0]["mutant"] if batches else None
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("valid", "invalid", "unknown")}
     print(f"swarm: {seeds} seeds, {counts}")
-    problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
-    get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, seeds=seeds, mutant=mutant, problems=problems))
+    outcome, problems = judge_swarm(rows, mutant=mutant, seeds=seeds)
+    print(f"swarm outcome: {outcome.sentence} (exit {outcome.exit_code})", flush=True)
+    get_current_context()["ti"].xcom_push(NOTE_XCOM, swarm_note(rows, outcome))
     if problems:
-        raise AirflowFailException("swarm failed:\n  " + "\n  ".join(problems))
-    return {"seeds": seeds, **counts}
+        raise RunFailed(f"swarm failed, {len(problems)} problem(s): " + "; ".join(problems))
+    return {"seeds": seeds, **counts, "outcome": outcome.as_dict()}
 
 
 @dag(
@@ -104,8 +107,9 @@ def regionchaos_swarm():
     emulating in memory, their rows Parquet under `swarms/SWARM_ID/`, one pass of the GX
     suites judges the batch; the swarm id is keyed by scenario, seeds and mutant, so a
     retried batch replaces its own tables); `summarize` lists the failing seeds with their
-    replay lines and fails the DAG run on any invalid or unknown seed (with a mutant: when
-    no seed caught it).
+    replay lines and holds the swarm to the one outcome table (README: Outcomes): red on a seed
+    that is invalid beyond a recorded finding, unknown or missing, and with a mutant whether a
+    seed caught it or none did (the note says which).
     """
 
     batches = plan_batches()

@@ -2,7 +2,7 @@
 
 In:  the Spark batch of a validation (the ``run`` table: one row per run judged) and the
      SQL of each suite's rules (``expectations/sql/<suite>/<rule>.sql``), registered here
-     by ``regionchaos.validate`` with `register_suite`.
+     by ``regionchaos.judge.engine`` with `register_suite`.
 Out: `ExpectRuleHolds`, an ``UnexpectedRowsExpectation`` subclass: "rule R of invariant
      suite S finds no violating row", and the metric behind it.
 
@@ -275,7 +275,7 @@ class SuitePass:
     order; each suite's metric then waits for its own job. The jobs, their SQL and
     the values GX judges are the same as one at a time; a job that raises raises in its own suite's
     metric only (that suite is unknown). ``workers`` 1 computes each suite when GX asks. A big pass
-    (`regionchaos.validate.suite_workers`) runs two at once: one job alone left a core idle a sixth
+    (`regionchaos.judge.engine.suite_workers`) runs two at once: one job alone left a core idle a sixth
     of the time. The findings that apply to each run (`batch_findings`) are asked once, by the first
     suite with a failing rule a mechanism names."""
 
@@ -350,7 +350,7 @@ class SuiteViolations(QueryMetricProvider):
     ) -> dict:
         suite = metric_value_kwargs["suite"]
         if suite not in SUITE_SQL:
-            raise KeyError(f"suite {suite!r} is not registered (regionchaos.validate loads the suites)")
+            raise KeyError(f"suite {suite!r} is not registered (regionchaos.judge.engine loads the suites)")
         df, _, _ = execution_engine.get_compute_domain(metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE)
         active = _active_pass or SuitePass(1)
         return active.violations(execution_engine.spark, suite, lambda: df.createOrReplaceTempView(BATCH_VIEW))
@@ -412,8 +412,8 @@ def by_run_details(per_run: dict[Any, dict]) -> dict:
     count, examples and tags) for the runs with violating rows, ``held_by`` (the sorted run ids) for the runs
     with none. GX copies and serialises every result it stores (``store_validation_results``): an entry per run
     of a 2,000-seed swarm cost its driver 10 of its 18 CPU seconds and the pass 7 of its 40 s (bench/results/
-    probes/README.md, 34th session); a run id each is a small part of that. A run in neither has no answer
-    (`regionchaos.validate` calls its rule unknown)."""
+    probes/README.md, "A rule's result names the runs"); a run id each is a small part of that. A run in
+    neither has no answer (`regionchaos.judge.checks` calls its rule unknown)."""
     return {"by_run": {run: v for run, v in sorted(per_run.items()) if v["count"]},
             "held_by": sorted(run for run, v in per_run.items() if not v["count"])}
 

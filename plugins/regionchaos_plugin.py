@@ -2,7 +2,8 @@
 
 In:  the run storage (see ``regionchaos_airflow.storage``); trigger requests to the api-server.
 Out: the app of ``regionchaos_airflow.app`` mounted by the api-server at ``/regionchaos``,
-     a "Chaos runs" entry under Browse that shows it inside the Airflow UI, and the
+     a "Chaos runs" entry under Browse that shows it inside the Airflow UI (at ``/plugin/chaos``;
+     a page of the app at ``/plugin/chaos/regionchaos/...``, `runs.in_airflow`), and the
      middleware of ``regionchaos_airflow.trigger_check``: a trigger (form or REST API) of a
      regionchaos DAG whose conf fails the DAG's whole-form check is refused with a 400 that
      names the form fields, before Airflow creates the run; the listener of
@@ -15,9 +16,10 @@ from airflow.plugins_manager import AirflowPlugin
 
 from regionchaos_airflow.app import app
 from regionchaos_airflow.listener import run_note_listener
+from regionchaos_airflow.runs import AIRFLOW_VIEW_ROUTE, PLUGIN_PREFIX
 from regionchaos_airflow.trigger_check import TriggerFormCheck
 
-URL_PREFIX = "/regionchaos"
+URL_PREFIX = PLUGIN_PREFIX
 
 
 class RegionChaosPlugin(AirflowPlugin):
@@ -33,6 +35,6 @@ class RegionChaosPlugin(AirflowPlugin):
             "href": URL_PREFIX.lstrip("/") + "/",
             "destination": "nav",
             "category": "browse",
-            "url_route": "regionchaos",
+            "url_route": AIRFLOW_VIEW_ROUTE,  # shown at /plugin/chaos, its frame's address after it
         }
     ]

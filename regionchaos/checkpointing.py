@@ -58,7 +58,8 @@ from .protocol.coordinator import (
 from .protocol.rules import PR
 from .notify import Notifier
 from .outcomes import discard_unacknowledged, late_ack, log_outcome, stray
-from .task_side import Response, respond
+from .task_side import UPLOAD_FAILED, Response, respond
+from .workload.dataflow import SOURCE
 
 if TYPE_CHECKING:
     from .emulator import Emulation
@@ -198,7 +199,7 @@ class Checkpointing:
         em.log(Kind.FALLBACK_REQUESTED, checkpoint_id=pending.checkpoint_id, request=pending.fallback_requests,
                failed_regions=list(outcome.failed_regions),
                fallback_checkpoint_id=coord.store.latest().checkpoint_id if coord.store.latest() else None)
-        em.clock.after(self._delay(attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
+        em.clock.after(_delay(em, attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
                        self._fallback_done, attempt, pending.fallback_requests)
         if pending.fallback_requests == 1:
             em.instants.land_at_fallback(attempt)
@@ -234,12 +235,15 @@ class Checkpointing:
         em.instants.land_inside(attempt, "pending", None)
         em.instants.land_inside(attempt, "finalize", 0)
         if self._live(attempt):
-            em.clock.after(self._delay(attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
+            em.clock.after(_delay(em, attempt, "metadata_ms", _METADATA), self._finalized, attempt, kind)
 
     def _finalized(self, attempt: Attempt, kind: str) -> None:
         if not self._live(attempt):
             return
         coord = attempt.coordinator
+        if attempt.faults.store_failure:
+            self._ended(attempt, self.em.instants.store_failed(attempt, kind))
+            return
         outcome = coord.complete(attempt.pending, attempt.pending.decision, kind)
         self._ended(attempt, outcome)
 
@@ -261,6 +265,9 @@ class Checkpointing:
         if outcome.objects_to_delete or outcome.subsumed:
             em.batch.steps.append({"op": "delete", "checkpoint_id": cid, "keys": sorted(outcome.objects_to_delete),
                                    "subsumed": list(outcome.subsumed)})
+        if outcome.status == REGIONAL and em.settings.semantics == PR:  # `regionchaos.protocol.gateway`
+            coord.source.gateways.close(cid, [t[1] for t, r in attempt.responses.items()
+                                              if t[0] == SOURCE and not r.ack and r.reason != UPLOAD_FAILED])
         if outcome.completed:
             for older in coord.subsumed_pending(cid):
                 self._subsume(self.attempts[older.checkpoint_id], cid)
@@ -277,25 +284,25 @@ class Checkpointing:
             outcome.notifications = {t: N_COMPLETE for t in outcome.notifications}
         self._ended(attempt, outcome)
 
-    def abort_all(self, reason: str) -> None:
-        """A failover: every pending checkpoint aborted for ``reason`` (``abortPendingCheckpoints``), oldest
-        first; with the ``failover-keeps-pending`` mutant they stay pending."""
+    def abort_all(self, reason: str, *, shutdown: bool = False) -> None:
+        """A failover (or the coordinator's ``shutdown``): every pending checkpoint aborted for ``reason``
+        (``abortPendingCheckpoints``), oldest first; with the ``failover-keeps-pending`` mutant a failover
+        leaves them pending."""
         em = self.em
-        if em.mutant == "failover-keeps-pending":
+        if em.mutant == "failover-keeps-pending" and not shutdown:
             return
         coord = em.coordinator
         for pending, outcome in coord.abort_all_pending(reason):
             self._ended(self.attempts[pending.checkpoint_id], outcome)
 
-    # -- delays -----------------------------------------------------------------------------------
-
-    def _delay(self, attempt: Attempt, name: str, stream: int, *index: int) -> int:
-        lo, hi = getattr(self.em.sc.timing, name)
-        if lo == hi:
-            return lo
-        return int(stream_rng(self.em.sc.seed, Stream.TIMING, attempt.index, stream, attempt.checkpoint_id, *index)
-                   .integers(lo, hi + 1))
-
-
 def attempt_of(checkpointing: Checkpointing, checkpoint_id: int) -> Any:
     return checkpointing.attempts.get(checkpoint_id)
+
+
+def _delay(em: Emulation, attempt: Attempt, name: str, stream: int, *index: int) -> int:
+    """One of the attempt's drawn delays (``timing.<name>``: ``[min, max]`` ms; none drawn when fixed)."""
+    lo, hi = getattr(em.sc.timing, name)
+    if lo == hi:
+        return lo
+    return int(stream_rng(em.sc.seed, Stream.TIMING, attempt.index, stream, attempt.checkpoint_id, *index)
+               .integers(lo, hi + 1))

@@ -24,11 +24,23 @@ from rich.markup import escape
 
 from . import runner
 from .explore import command as explore_command
-from .run import NOT_APPLICABLE, ExitCode, exit_code, parse_set
-from .runid import check_run_id, run_id_problem
-from .scenario import MUTANTS, ScenarioError, catalogue, check_mutant, load, require_emulation
+from .flink.dist import FlinkNotInstalled, find_dist
+from .judge.policy import bad_input, done, infrastructure
+from .progress import suite_progress
+from .replay import replay_seed
+from .run import NOT_APPLICABLE, ExitCode, parse_set
+from .run.ids import check_run_id
+from .runid import run_id_problem
+from .scenario import (INVARIANTS, MUTANTS, ScenarioError, catalogue, check_mutant, flink_settings, load,
+                       require_emulation)
+from .schedule import pin, to_yaml
+from .shrink import NotJudged, shrink
+from .storage.s3 import StorageConfig, StorageError
+from .study import plan_from_options, run_study
+from .swarm import SWARM_OVERRIDES, fast_swarm, swarm_id
 
-EPILOG = "exit codes: " + ", ".join(f"{code.value} {code.meaning}" for code in ExitCode)
+EPILOG = "exit codes (the outcome table, README: Outcomes): " + "; ".join(f"{code.value} {code.meaning}"
+                                                                          for code in ExitCode)
 DESCRIPTION = """\
 Chaos tests for Flink's FLIP-600 regional checkpoints: emulate a scenario with faults,
 judge the run with the invariant suites (Great Expectations on Spark) and write an HTML
@@ -36,7 +48,7 @@ report, all on S3 (an embedded server unless --s3-endpoint is given).
 
 examples:
   regionchaos run --scenario smoke                  # emulate + validate + report
-  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: caught
+  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: a mutant
   regionchaos swarm --seeds 2000                    # many seeds, each its own fault mix
   regionchaos scenarios                             # the catalogue
   regionchaos COMMAND --help                        # a command's options and examples"""
@@ -48,7 +60,7 @@ examples:
   regionchaos run --scenario smoke
   regionchaos run --scenario rescale-4-2-1 --seed 7 --set faults.decline=0.2
   regionchaos run --scenario smoke --set rescale=3:2,7:1      # AFTER:PARALLELISM pairs, as the form
-  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: caught
+  regionchaos run --scenario regional-basic --mutant cleaner-ignores-refs   # exit 1: a mutant
   regionchaos run --scenario smoke --s3-endpoint http://127.0.0.1:9000 --bucket regionchaos
   regionchaos run --scenario smoke --json                     # the summary as JSON on stdout"""
 SWARM_DESCRIPTION = """\
@@ -57,6 +69,7 @@ tasks and judged by one pass of the suites.
 
 examples:
   regionchaos swarm --seeds 2000
+  regionchaos swarm --seeds 200 --scenario smoke --set workload.splits=7
   regionchaos swarm --seeds 200 --scenario smoke --mutant failed-region-commits"""
 MAX_SEED = 2**63 - 1  # a Java long, as the scenario's seed field
 MAX_SWARM_SEEDS = 1_000_000  # a swarm of a million smoke seeds takes hours on a laptop; split bigger ones
@@ -163,6 +176,12 @@ def _storage_args(p: argparse.ArgumentParser) -> None:
                    help="where to mirror summary, report and Data Docs locally (default: .runs)")
 
 
+def _set_arg(p: argparse.ArgumentParser, what: str) -> None:
+    """``--set KEY=VALUE``, repeatable: every command that takes a scenario reads it through `parse_set`."""
+    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
+                   help=f"override a field: {what}; repeatable")
+
+
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(prog="regionchaos", description=DESCRIPTION, formatter_class=raw, epilog=EPILOG)
@@ -172,9 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=raw, epilog=EPILOG)
     p.add_argument("--scenario", required=True, help="catalogue name (see `regionchaos scenarios`) or a YAML path")
     p.add_argument("--seed", type=int, help="seed (default: the scenario's); the same seed replays the run exactly")
-    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
-                   help="override a field: a Flink key (execution.checkpointing.region.enabled=false) "
-                        "or a section path (faults.decline=0.1, topology.parallelism=8); repeatable")
+    _set_arg(p, "a Flink key (execution.checkpointing.region.enabled=false) or a section path "
+                "(faults.decline=0.1, topology.parallelism=8)")
     p.add_argument("--mutant", help="run a deliberately broken protocol variant (see `regionchaos mutants`)")
     p.add_argument("--run-id", help="run id (default: derived from scenario, seed, mutant and settings)")
     _storage_args(p)
@@ -186,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "GX suites judges them all (tables under swarms/SWARM_ID/ on the store)")
     p.add_argument("--first-seed", type=int, default=1, help="first seed (default 1)")
     p.add_argument("--scenario", default="smoke", help="base scenario (default smoke)")
+    _set_arg(p, "as for `run`, on every seed (the swarm's own faults.swarm=true stays on)")
     p.add_argument("--mutant", help="mutant to run under every seed")
     p.add_argument("--partitions", type=int, help="Spark tasks the seeds are cut into "
                    "(default: max(2 x cores, seeds / 100))")
@@ -203,20 +222,19 @@ def build_parser() -> argparse.ArgumentParser:
                                    "schedule (to edit or shrink a reproducer)", epilog=EPILOG)
     p.add_argument("--scenario", required=True, help="catalogue name or a YAML path")
     p.add_argument("--seed", type=int, help="seed (default: the scenario's)")
-    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
-                   help="override a field, as for `run` (e.g. faults.swarm=true); repeatable")
+    _set_arg(p, "as for `run` (e.g. faults.swarm=true)")
     p.add_argument("--mutant", help="emulate this mutant while recording (the faults do not depend on it "
                    "until the runs diverge)")
     p.add_argument("--out", help="file to write (default: NAME-sSEED-pinned.yaml in the current directory)")
 
     p = sub.add_parser("shrink", help="the smallest explicit schedule (fewer faults, checkpoints, subtasks) that "
                                       "still fails the same invariant; writes it as a scenario file",
-                       epilog="exit codes: 0 shrunk (the file fails the invariant), 2 bad input or the run does not "
-                              "fail, 3 infrastructure error")
+                       epilog="exit codes: 0 shrunk (the file fails the invariant), 2 bad input or the run fails no "
+                              "invariant (a mutant the checks did not catch included), 3 the run is unknown or an "
+                              "infrastructure error")
     p.add_argument("--scenario", required=True, help="catalogue name or a YAML path")
     p.add_argument("--seed", type=int, help="the failing seed (default: the scenario's)")
-    p.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE", default=[],
-                   help="override a field, as for `run` (e.g. faults.swarm=true for a swarm seed); repeatable")
+    _set_arg(p, "as for `run` (e.g. faults.swarm=true for a swarm seed)")
     p.add_argument("--mutant", help="the mutant the run fails under")
     p.add_argument("--invariant", help="the invariant to keep failing (default: the first the run fails)")
     p.add_argument("--max-rounds", type=int, default=30, help="stop after this many rounds even if a smaller schedule "
@@ -247,8 +265,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _storage(args):
-    from .storage.s3 import StorageConfig
-
     return StorageConfig(endpoint_url=args.s3_endpoint or None, bucket=args.bucket)
 
 
@@ -273,8 +289,6 @@ def check_run(args) -> dict:
 def check_real_flink(mutant: str | None) -> None:
     """A ``backend: flink`` run: no mutant (mutants break the emulated protocol), and a Flink distribution
     (FLINK_HOME, else the pinned install) with Java to run it; else exit 2 before anything is written."""
-    from .flink.dist import FlinkNotInstalled, find_dist
-
     if mutant:
         raise _bad("--mutant", f"{mutant!r} breaks the emulated protocol; a backend flink run has no mutants")
     try:
@@ -292,8 +306,6 @@ def check_pin(args) -> dict:
 
 
 def check_shrink(args) -> dict:
-    from .scenario import INVARIANTS
-
     overrides = parse_set(args.overrides)
     mutant = check_mutant(args.mutant)
     if args.invariant is not None and args.invariant not in INVARIANTS:
@@ -317,16 +329,15 @@ def check_swarm(args) -> dict:
     if args.partitions is not None and not 1 <= args.partitions <= MAX_PARTITIONS:
         raise _bad("--partitions", f"must be 1 to {MAX_PARTITIONS:,}, got {args.partitions}")
     mutant = check_mutant(args.mutant)
-    from .swarm import SWARM_OVERRIDES, swarm_id  # after the cheap checks: this import takes seconds
-
-    # as fast_swarm loads it: fail fast on a bad name, or a real-Flink scenario (nothing to emulate)
+    overrides = parse_set(args.overrides)
+    # as fast_swarm loads it: fail fast on a bad name or value, or a real-Flink scenario (nothing to emulate)
     require_emulation(load(args.scenario), "swarm")  # before the swarm's overrides, which it would refuse
-    scenario = load(args.scenario, overrides=SWARM_OVERRIDES)
-    sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, SWARM_OVERRIDES)
+    scenario = load(args.scenario, overrides={**overrides, **SWARM_OVERRIDES})
+    sid = swarm_id(args.scenario, args.first_seed, args.seeds, mutant, {**overrides, **SWARM_OVERRIDES})
     problem = run_id_problem(sid)  # the swarm's prefix is made from the file's name
     if problem is not None:
         raise _bad("--scenario", f"the swarm id made from the file name, {sid!r}, is not an id: it {problem}")
-    return {"scenario": scenario, "mutant": mutant, "swarm_id": sid}
+    return {"scenario": scenario, "mutant": mutant, "overrides": overrides, "swarm_id": sid}
 
 
 def check_replay(args) -> dict:
@@ -338,8 +349,6 @@ def check_replay(args) -> dict:
 
 
 def check_study(args) -> dict:
-    from .study import plan_from_options
-
     check_storage_args(args)
     plan = plan_from_options(policies=args.policies, probabilities=args.probabilities, parallelism=args.parallelism,
                              seeds=args.seeds, first_seed=args.first_seed, checkpoints=args.checkpoints,
@@ -373,13 +382,11 @@ def cmd_run(args, console: Console) -> int:
         print(json.dumps(summary, indent=1, sort_keys=True, default=str))
     else:
         print_summary(summary, console, embedded=not args.s3_endpoint)
-    return exit_code(summary)
+    return summary["outcome"]["exit_code"]  # the policy's (`regionchaos.judge.policy`), as summary.json says
 
 
 def _suite_lines(console: Console):
     """One console line per GX suite while a run is judged (minutes on a big run, silent before)."""
-    from .progress import suite_progress
-
     return suite_progress(lambda line: console.print(f"  {escape(line)}", highlight=False))
 
 
@@ -407,10 +414,11 @@ def print_summary(summary: dict, console: Console, *, embedded: bool = False) ->
         if shown:  # a finding that applies to these settings but did not show explains nothing
             console.print(f"  finding {escape(str(f['id']))} showed in this run ({escape(str(f['title']))}): "
                           f"explains {escape(', '.join(shown))}")
-    expected = summary.get("as_expected")
-    if expected:
-        console.print("as the scenario expects: " + ("[green]yes[/green]" if expected["ok"]
-                                                     else f"[red]no[/red] ({escape(expected['why'])})"))
+    outcome = summary.get("outcome") or {}
+    if outcome:
+        colour = "green" if outcome.get("green") else "red"
+        console.print(f"outcome: [{colour}]{escape(str(outcome.get('sentence')))}[/{colour}] "
+                      f"(exit {outcome.get('exit_code')})", highlight=False, soft_wrap=True)
     if summary.get("report") and embedded and summary.get("local"):  # the s3:// address died with the server
         console.print(f"report: {escape(str(summary['local']))}/report/index.html", highlight=False, soft_wrap=True)
         console.print(f"  ({escape(str(summary['report']))} was on the embedded S3 server, which stopped with the "
@@ -428,8 +436,6 @@ def print_summary(summary: dict, console: Console, *, embedded: bool = False) ->
 
 def cmd_pin(args, console: Console) -> int:
     checked = check_pin(args)
-    from .schedule import pin, to_yaml
-
     scenario, mutant, out = checked["scenario"], checked["mutant"], checked["out"]
     pinned, stats = pin(scenario, mutant)
     _write_out(out, to_yaml(pinned))
@@ -438,16 +444,17 @@ def cmd_pin(args, console: Console) -> int:
                   f"into {escape(out)}", highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, scenario.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
-    return ExitCode.VALID
+    return done(f"pinned into {out}").exit_code
 
 
 def cmd_shrink(args, console: Console) -> int:
     checked = check_shrink(args)
-    from .schedule import to_yaml
-    from .shrink import shrink  # after the checks: a refusal answers without these imports
-
     scenario, mutant, overrides, out = checked["scenario"], checked["mutant"], checked["overrides"], checked["out"]
-    result = shrink(scenario, mutant, args.invariant, console=console, max_rounds=args.max_rounds)
+    try:
+        result = shrink(scenario, mutant, args.invariant, console=console, max_rounds=args.max_rounds)
+    except NotJudged as exc:  # the run is unknown: nothing sure to shrink
+        _say(console, "unknown:", f"{scenario.name} seed {scenario.seed} could not be judged ({exc}): nothing to shrink")
+        return exc.outcome.exit_code
     shrunk = result.shrunk.model_copy(update={"name": f"{scenario.name}-s{scenario.seed}-shrunk"})
     shrunk = shrunk.model_copy(update={"description": (
         f"Shrunk from `{runner.replay_line(args.scenario, scenario.seed, overrides, mutant)}`: fails "
@@ -464,13 +471,11 @@ def cmd_shrink(args, console: Console) -> int:
                   highlight=False, soft_wrap=True)
     console.print("replay: " + escape(runner.replay_line(out, shrunk.seed, None, mutant)), highlight=False,
                   soft_wrap=True)
-    return ExitCode.VALID
+    return done(f"shrunk into {out}").exit_code
 
 
 def cmd_replay(args, console: Console) -> int:
     check_replay(args)
-    from .replay import replay_seed
-
     with _suite_lines(console):
         summary = replay_seed(args.swarm_id, args.seed, storage=_storage(args), local_dir=args.local_dir,
                               console=None if args.json else console)
@@ -484,32 +489,26 @@ def cmd_replay(args, console: Console) -> int:
                       "(a bug in the tool, not a verdict):", highlight=False)
         for line in diffs:
             console.print(f"  {escape(line)}", highlight=False)
-        return ExitCode.UNKNOWN
+        return infrastructure(f"the deep run disagrees with swarm {args.swarm_id} seed {args.seed}").exit_code
     console.print(f"same verdict, failed invariants, rules and stats as swarm {escape(args.swarm_id)} seed {args.seed}",
                   highlight=False)
-    return exit_code(summary)
+    return summary["outcome"]["exit_code"]
 
 
 def cmd_swarm(args, console: Console) -> int:
     checked = check_swarm(args)
-    from .swarm import fast_swarm  # after the checks: a refused count answers without this import
-
     with _suite_lines(console):
         result = fast_swarm(args.scenario, args.seeds, first_seed=args.first_seed, mutant=checked["mutant"],
-                            storage=_storage(args), partitions=args.partitions,
+                            storage=_storage(args), partitions=args.partitions, overrides=checked["overrides"],
                             console=None if args.json else console, local_dir=args.local_dir)
     if args.json:
         print(json.dumps(result, indent=1, sort_keys=True, default=str))
     else:
         print_swarm(result, console, embedded=not args.s3_endpoint)
-    if result["unknown"]:
-        return ExitCode.UNKNOWN
-    return ExitCode.INVALID if result["failing"] else ExitCode.VALID
+    return result["outcome"]["exit_code"]  # the policy's (`regionchaos.judge.policy.swarm_outcome`)
 
 
 def cmd_study(args, console: Console) -> int:
-    from .study import run_study
-
     plan = check_study(args)["plan"]
     console.print(f"study: {len(plan.cells())} runs ({', '.join(plan.policies)}; p in {list(plan.probabilities)}; "
                   f"parallelism {list(plan.parallelism)}; {plan.seeds} seeds x {plan.checkpoints} checkpoints)",
@@ -527,7 +526,9 @@ def cmd_study(args, console: Console) -> int:
             if "error" in row:
                 console.print(f"  [red]{escape(str(row['policy']))} p={row['probability']} "
                               f"parallelism={row['parallelism']}: {escape(row['error'])}[/red]")
-    return ExitCode.UNKNOWN if result["errors"] else ExitCode.VALID
+    if result["errors"]:
+        return infrastructure(f"{result['errors']} of the study's runs raised").exit_code
+    return done(f"study {result['study_id']} measured").exit_code
 
 
 def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> None:
@@ -537,7 +538,16 @@ def print_swarm(result: dict, console: Console, *, embedded: bool = False) -> No
     console.print(f"swarm {escape(str(result['swarm_id']))}: {result['judged']} seeds judged, "
                   f"{len(result['failing'])} failing, {result['unknown']} unknown, {result['wall_seconds']} s "
                   f"({rate:.1f} seeds/s end to end)")
+    outcome = result.get("outcome") or {}
+    if outcome:  # the worst of its seeds'; with a mutant, whether a seed caught it (README: Outcomes)
+        colour = "green" if outcome.get("green") else "red"
+        console.print(f"  outcome: [{colour}]{escape(str(outcome.get('sentence')))}[/{colour}] "
+                      f"(exit {outcome.get('exit_code')})", highlight=False, soft_wrap=True)
     console.print(f"  tables: {escape(str(result['prefix']))}tables/  ({result['rows']} rows)")
+    reached = result.get("interleavings") or {}
+    if reached:  # a kind no seed reached is a gap in the chaos
+        console.print("  interleavings (seeds): " + ", ".join(
+            f"{kind} {n}" if n else f"[red]{kind} 0[/red]" for kind, n in reached.items()), soft_wrap=True)
     if result.get("local"):
         console.print(f"  summary (local copy, for `regionchaos replay`): {escape(str(result['local']))}")
     if result.get("report") and embedded and result.get("local_report"):  # the s3:// address died with the server
@@ -573,11 +583,15 @@ def _dispatch(args, console: Console) -> int:
             tag = escape(f" [expect {sc.expect.verdict}: {sc.expect.invariant}]") if sc.expect.verdict == "invalid" else ""
             console.print(f"[bold]{escape(name)}[/bold] [dim]({escape(sc.backend)})[/dim]{tag}\n"
                           f"    {escape(sc.description.strip())}", highlight=False)
-        return 0
+            settings = [f"{key}={json.dumps(value)}" + ("" if flink else " (not a Flink key)")
+                        for key, value, flink in flink_settings(sc)]
+            if settings:
+                console.print("    [dim]flink:[/dim] " + escape(", ".join(settings)), highlight=False)
+        return done("the catalogue listed").exit_code
     if args.command == "mutants":
         for name, what in MUTANTS.items():
             console.print(f"[bold]{escape(name)}[/bold]: {escape(what)}", highlight=False)
-        return 0
+        return done("the mutants listed").exit_code
     commands = {"run": cmd_run, "replay": cmd_replay, "pin": cmd_pin, "shrink": cmd_shrink, "study": cmd_study,
                 "swarm": cmd_swarm, "explore": explore_command.run}
     return commands[args.command](args, console)
@@ -590,18 +604,16 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args, console)
     except ScenarioError as exc:
         _say(console, "error:", str(exc))
-        return ExitCode.BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 - infrastructure: storage, Spark, or a bug in the tool
-        from .storage.s3 import StorageError
-
-        if isinstance(exc, StorageError):
-            _say(console, "storage error:", _one_line(str(exc)))
-            return ExitCode.UNKNOWN
-        # anything else: verdict unknown (3), never "invariant violated" (1), never a traceback
+        return bad_input(str(exc)).exit_code
+    except StorageError as exc:
+        _say(console, "storage error:", _one_line(str(exc)))
+        return infrastructure(_one_line(str(exc))).exit_code
+    except Exception as exc:  # noqa: BLE001 - infrastructure: Spark, or a bug in the tool
+        # verdict unknown (3), never "invariant violated" (1), never a traceback
         _say(console, f"error ({type(exc).__name__}), verdict unknown:", _one_line(str(exc)))
         if os.environ.get("REGIONCHAOS_DEBUG"):
             console.print_exception()
-        return ExitCode.UNKNOWN
+        return infrastructure(_one_line(str(exc))).exit_code
 
 
 def _say(console: Console, label: str, text: str) -> None:

@@ -41,7 +41,6 @@ times), so the same seed under two run ids yields byte-identical artifacts.
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -69,6 +68,7 @@ from .storage import (
     StorageError,
     StorageStats,
 )
+from .storage.s3 import cached_client
 from .workload import record_values
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def _write_tasks(ctx: UploadContext, tasks: list[FileTask], client: Any) -> dict
     failing = {key: FAIL_ALWAYS for t in tasks if t.fault == PUT_FAILURE for key, _ in t.objects}
     slow = {key: ctx.slow_put_ms for t in tasks if t.fault == SLOW_PUT for key, _ in t.objects}
     plan = FaultPlan(failed_put_keys=failing, slow_put_ms=slow)
-    store = FaultyObjectStore(ctx.config, ctx.run_prefix, plan, client=client or _cached_client(ctx.config))
+    store = FaultyObjectStore(ctx.config, ctx.run_prefix, plan, client=client or cached_client(ctx.config))
 
     def put(key: str, body: bytes) -> bool:
         try:
@@ -303,20 +303,6 @@ class _Inline:
 
 def _pool(threads: int):
     return ThreadPoolExecutor(max_workers=threads) if threads > 1 else _Inline()
-
-
-_clients: dict[StorageConfig, Any] = {}
-_clients_lock = threading.Lock()
-
-
-def _cached_client(config: StorageConfig) -> Any:
-    """One boto3 client per process and config, so a task's requests share its connection
-    pool (`StorageConfig.client` makes a new client, cheap since it comes from a kept session);
-    clients are thread-safe."""
-    with _clients_lock:
-        if config not in _clients:
-            _clients[config] = config.client()
-        return _clients[config]
 
 
 # -- the Persistence ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import CheckpointCoordinator, CoordinatorSettings
 from .protocol.enumerator import SplitEnumerator
 from .protocol.store import CompletedCheckpointStore
+from .protocol.rules import R_SHUTDOWN
 from .protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
 from .scenario import Partitioning, Scenario
 from .timeline import Timeline
@@ -168,7 +169,13 @@ class Emulation:
         assigned = enum.assign_pending(running)
         if assigned and self.coordinator.pending:
             self.interleaving("assignment_between_trigger_and_decision")
+        gateways = self.coordinator.source.gateways
         for sub, new in assigned.items():
+            if gateways.blocked(sub):  # the reader does not get them (`regionchaos.protocol.gateway`)
+                gateways.hold(sub, new)
+                for split in new:
+                    self.log(Kind.SPLIT_HELD, split=split, subtask=sub, closed_for=sorted(gateways.closed[sub]))
+                continue
             for split in new:
                 self.flow.assign(sub, split)
                 self.log(Kind.SPLIT_ASSIGNED, split=split, subtask=sub)
@@ -223,9 +230,14 @@ class Emulation:
         self.triggering.after_interval(index)
 
     def job_finished(self, checkpoint_id: int, status: str) -> None:
+        """Every task finished: the job is FINISHED and its checkpoint coordinator shuts down, aborting
+        what is still pending (``CheckpointCoordinator.shutdown``: ``abortPendingAndQueuedCheckpoints`` with
+        ``CHECKPOINT_COORDINATOR_SHUTDOWN``, uncounted) and discarding its state."""
         self.stats["finished"] = True
         self.finishing = None
         self.log(Kind.JOB_FINISHED, checkpoint_id=checkpoint_id, type=status)
+        if self.coordinator.pending:
+            self.checkpointing.abort_all(R_SHUTDOWN, shutdown=True)
 
     def no_more_splits(self) -> bool:
         """The enumerator has signalled NoMoreSplits: nothing left to discover or assign."""

@@ -222,6 +222,7 @@ class Failover:
         enum = self.em.coordinator.enumerator
         self._rediscover()  # after a JobManager failover the enumerator is a new, empty one
         self.em.flow.restart_from_scratch()
+        self.em.coordinator.source.gateways.reset_all()
         enum.owner = {}
         enum.unassigned = sorted(enum.discovered)
         self.em.coordinator.finished = {}

@@ -51,6 +51,7 @@ class Stream(IntEnum):
     INSTANTS = 12  # per attempt: where each region, TaskManager or JobManager fault lands (between or inside)
     TIMING = 13  # per attempt: the control plane's delays (fallback, metadata write, notifications)
     SHAPE = 14  # once per seed in swarm mode: the job's shape, concurrency and timing (`regionchaos.shape`)
+    STORE = 15  # per attempt: the completed checkpoint store refuses the checkpoint (store_failure)
 
 
 def stream_rng(seed: int, stream: Stream, *index: int) -> np.random.Generator:
@@ -71,6 +72,7 @@ class AttemptFaults:
     jobmanager_failover: bool = False
     recovery_failures: list[int] = field(default_factory=list)  # regions failing again while recovering
     ack_losses: set[int] = field(default_factory=set)  # TaskManagers whose acks never reach the JobManager
+    store_failure: bool = False  # the completed checkpoint store refuses the attempt's checkpoint
     healing: bool = False  # the heal phase: no faults, every task on time
     # (kind, target) -> where it lands inside the attempt's checkpoint: (instant, responses before it);
     # a region, TaskManager or JobManager fault not listed lands between checkpoints (`INSIDE`)
@@ -149,6 +151,9 @@ KINDS: dict[str, FaultKind] = {k.name: k for k in (
               swarm_stream=int(Stream.ACKS), since_identity=False, lasts="ack_loss_checkpoints",
               params={"ack_loss_checkpoints": (Int, Field(1, ge=1, le=1000, description=(
                   "attempts an ack_loss lasts: the TaskManager's acks are lost from the drawn attempt on")))}),
+    FaultKind("store_failure", "job", "the completed checkpoint store refuses the attempt's checkpoint once its "
+              "metadata is written (FINALIZE_CHECKPOINT_FAILURE)", Stream.STORE, 0, "store_failure",
+              swarm_stream=int(Stream.STORE), since_identity=False, instants=("finalize",)),
 )}
 FAULT_KINDS = tuple(KINDS)  # the kinds, in the table's order (the swarm mix's, the scenario fields')
 _TARGET_ORDER = ("task", "region", "taskmanager", "job")

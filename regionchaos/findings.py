@@ -92,6 +92,33 @@ def _upscaled(sc: Scenario) -> bool:
     return any(b > a for a, b in zip(ps, ps[1:]))
 
 
+def _scheduled(sc: Scenario, *kinds: str) -> bool:
+    return any(e.kind in kinds for e in sc.faults.schedule or ())
+
+
+def _may_draw(sc: Scenario, *kinds: str) -> bool:
+    """A fault of one of ``kinds`` can happen: the swarm draws its mix, the scenario's probability is above 0, or
+    its explicit schedule names one. (The same answer before and after the swarm draws a seed's shape: a
+    swarm's findings are looked up on the scenario as written.)"""
+    return sc.faults.swarm or _scheduled(sc, *kinds) or any(getattr(sc.faults, k) > 0 for k in kinds)
+
+
+def _late_acks(sc: Scenario) -> bool:
+    """An ack can arrive after the checkpoint timeout: a silent task, or a state PUT slower than the timeout."""
+    return _may_draw(sc, "timeout", "slow_put")
+
+
+def _bounded_excess(sc: Scenario) -> tuple[str, ...]:
+    """A bounded run that finished also shows a duplicate (or, F13, a loss) in its whole output of a split."""
+    return ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()
+
+
+def _delayed(sc: Scenario, *steps: str) -> bool:
+    """One of the control plane's ``steps`` (`regionchaos.scenario.Timing`) can take emulated time: other events
+    can come between its start and its end (a swarm draws the timing per seed)."""
+    return sc.faults.swarm or any(getattr(sc.timing, step)[1] > 0 for step in steps)
+
+
 BOUNDS = ("flip_bounds.consecutive_regional_within_bound", "flip_bounds.ref_chain_depth_within_bound")
 
 FINDINGS: tuple[Finding, ...] = (
@@ -143,6 +170,39 @@ FINDINGS: tuple[Finding, ...] = (
                     "notifications.commit_upon_notification"),
             "PR: after an upscale a failed region's acknowledging task keeps its fresh entry, a declining one has none",
             lambda sc: _pr(sc) and _upscaled(sc)),
+    Finding("F12", ("notifications.failed_region_did_not_commit", "exactly_once_output.commit_within_checkpoint",
+                    # a later restore of the region from the fallback reads the committed records again
+                    "exactly_once_output.no_duplicate_commit"),
+            "PR: an abort notification completes the latest (REGIONAL) checkpoint on a failed region's sink", _pr,
+            extra=_bounded_excess),
+    Finding("F13", ("decisions_follow_rules.global_has_no_refs", "decisions_follow_rules.failed_regions_follow_responses",
+                    # the grafted sink is told the GLOBAL checkpoint completed: it commits what its entry does not hold
+                    "exactly_once_output.commit_within_checkpoint",
+                    # the GLOBAL checkpoint resets the counter, but its grafted entries keep the ref chain going
+                    "flip_bounds.ref_chain_depth_within_bound",
+                    # a restore from it starts the region's tasks from two checkpoints: records read twice, never
+                    # counted, or never committed
+                    "exactly_once_output.no_duplicate_commit", "inflight_data.no_records_lost",
+                    "state_consistency.counter_equals_truth", "state_consistency.source_ahead_of_counter"),
+            "PR: a late ack during the region fallback completes the checkpoint GLOBAL with grafted entries left",
+            lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms"),
+            extra=_bounded_excess),
+    # both semantics: the FLIP is silent on when the failed regions' entries are taken; modelled as Flink takes them
+    Finding("F14", ("exactly_once_output.no_duplicate_commit",),
+            "a REGIONAL decision grafts from the latest checkpoint at the decision: an older one completing before "
+            "it is skipped, and a region that committed it restores from before it",
+            lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
+            and _delayed(sc, "fallback_ms", "metadata_ms"),
+            extra=_bounded_excess),
+    Finding("F15", ("reachable_global_state.split_assignment_consistent",),
+            "PR: a split assigned to a healthy reader between a REGIONAL checkpoint's trigger and its region fallback "
+            "is in no part of the checkpoint",
+            # an assignment while a checkpoint is pending needs another interval to pass meanwhile
+            lambda sc: _pr(sc) and (sc.faults.swarm or (_splits_assigned_late(sc) and sc.flink.max_concurrent > 1))),
+    Finding("F16", ("liveness.held_split_delivered", "reachable_global_state.split_assignment_consistent"),
+            "PR: a source subtask that declined a REGIONAL checkpoint before its snapshot keeps its coordinator "
+            "gateway closed: splits assigned to it are held until it restarts",
+            lambda sc: _pr(sc) and _may_draw(sc, "decline") and (sc.faults.swarm or _splits_assigned_late(sc))),
 )
 
 

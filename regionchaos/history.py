@@ -57,6 +57,8 @@ class Kind(StrEnum):
     FALLBACK_REQUESTED = "fallback_requested"
     FALLBACK_COMPLETED = "fallback_completed"
     NOTIFIED = "notified"
+    SPLIT_HELD = "split_held"
+    STORE_FAILED = "store_failed"
 
 
 def event(seq: int, attempt: int, kind: Kind, **fields: Any) -> dict:

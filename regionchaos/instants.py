@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from .faultkinds import AttemptFaults
 from .history import Kind
 from .outcomes import log_outcome
+from .protocol.checkpoint import REGIONAL
 from .protocol.pending import ABORTED
+from .protocol.rules import PR, R_FINALIZE
 
 if TYPE_CHECKING:
     from .emulator import Emulation
@@ -85,3 +87,21 @@ class Instants:
         em.failover.jobmanager_failover("crash between state upload and metadata commit")
         return True
 
+    def store_failed(self, attempt, kind: str):
+        """N's metadata is written, and the completed checkpoint store refuses it: N is discarded (its
+        ``_metadata`` and its own state objects, ``discardOnFailedStoring``) and aborted,
+        FINALIZE_CHECKPOINT_FAILURE. Under the PR a REGIONAL one stays in the pending table for good:
+        ``completeRegionalCheckpoint`` calls ``removePendingCheckpoint`` inside its ``try``, after the store add,
+        and the failed store add has disposed the checkpoint, which ``abortPendingCheckpoint`` then skips
+        (apache/flink 4e12013748c0af9c17eeafb5b6c28d1806f51973; ``completePendingCheckpoint`` removes it in a
+        ``finally``): its concurrency slot is held until a new JobManager."""
+        em, coord, pending, cid = self.em, attempt.coordinator, attempt.pending, attempt.checkpoint_id
+        attempt.faults.store_failure = False
+        body = coord.complete_copy(pending, pending.decision, kind).to_bytes()
+        em.batch.steps.append({"op": "metadata", "checkpoint_id": cid, "body": body})
+        em.log(Kind.STORE_FAILED, checkpoint_id=cid, type=kind)
+        outcome = coord.abort(pending, pending.decision, R_FINALIZE)
+        outcome.subsumed = (cid,)  # its _metadata goes with it
+        if kind == REGIONAL and em.settings.semantics == PR:
+            coord.leaked.add(cid)
+        return outcome

@@ -9,7 +9,7 @@ Out: `dumps(value) -> bytes`: compact, keys sorted, ASCII only: byte for byte wh
 Why not ``json`` alone: encoding with it took 2.4 ms of a swarm seed's 21.5 (~540 objects a seed; decoding
 1.5 ms more) and 5.3 s of `large`'s 26.9 s emulation in memory, profiled (200 checkpoint metadata of 766 KB,
 1,600 state files). msgspec writes and reads the same documents several times faster: a seed 18.3 ms,
-`large` 17.4 s instead of 19.6 (bench/results/probes/README.md, 35th session). Where its
+`large` 17.4 s instead of 19.6 (bench/results/probes/README.md). Where its
 output could differ from ``json``'s, the value is encoded by ``json`` instead:
 - a string that is not ASCII (``json`` escapes it, msgspec writes UTF-8): the output is not ASCII;
 - a float written with an exponent or below 1e-4 (``json``: ``1e+16``, ``1e-05``; msgspec: ``1e16``,
@@ -27,7 +27,7 @@ With ``REGIONCHAOS_JSON_CHECK=1`` (`CHECK_ENV`) every `dumps` also encodes with 
 (seeds 1-2, with and without the swarm's fault mix, and every mutant on `smoke`): every artifact they
 write, and every JSON column of their tables, is checked against ``json``'s bytes. Not for the whole test
 suite: the second encoding makes every emulation a fifth slower (a seed 22.2-22.8 ms against 18.5-19.0;
-bench/results/probes/README.md, 35th session).
+bench/results/probes/README.md).
 
 `loads` tries msgspec and, where it refuses the input (``NaN``, a lone surrogate escape, a number out
 of a float's range, a byte-order mark, another encoding than UTF-8, invalid UTF-8), hands the input to

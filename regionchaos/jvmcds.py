@@ -17,6 +17,9 @@ nine drivers of its own, and the build (one smoke run, ~79 s) would cost more th
 A JVM that cannot use the archive (another Java build, another classpath, e.g. a standalone cluster's
 daemons) ignores it; the options silence the JVM's warning about that, which would otherwise go to
 stdout. Build it with ``python -m regionchaos.jvmcds`` (``--if-missing``: only when absent).
+
+pyspark is imported inside the functions that need its version: `regionchaos.spark` imports this module, and
+importing it must stay cheap.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .judge.policy import done, infrastructure
 
 ARCHIVE_ENV = "REGIONCHAOS_SPARK_CDS"  # a path to use instead of the default, or "off"
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
@@ -87,10 +92,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Build the Spark driver's class-data-sharing archive (one smoke run).")
     parser.add_argument("--if-missing", action="store_true", help="do nothing when the archive exists")
     args = parser.parse_args(argv)
-    from .run.verdict import ExitCode  # here: importing this module stays cheap (regionchaos.spark imports it)
-
     # a failed build is an infrastructure error (3), not a judged run's "invariant violated" (1)
-    return ExitCode.VALID if build(if_missing=args.if_missing) else ExitCode.UNKNOWN
+    built = build(if_missing=args.if_missing)
+    return (done(f"class archive {built}") if built else infrastructure("no class archive built")).exit_code
 
 
 if __name__ == "__main__":

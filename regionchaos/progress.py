@@ -7,6 +7,9 @@ The suites run one after the other inside one GX checkpoint, which has no progre
 own: `suite_progress` wraps ``ValidationDefinition.run`` for the duration of the block (in this
 process only) and restores it after, whatever happens. Nothing here judges anything: the lines
 are progress, the verdict comes from the results as before.
+
+Great Expectations is imported inside `validation_definition_class`, on first use: it takes seconds to
+import, and a command refused before its judging answers without it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from .judge.engine import GXValidator
+from .judge.suites import load_suites
 
 
 def validation_definition_class() -> type:
@@ -26,8 +32,6 @@ def validation_definition_class() -> type:
 
 def suite_count(backend: str = "emulation") -> int:
     """The suites a run of ``backend`` is judged by (every one for the emulation)."""
-    from .validate import load_suites
-
     return sum(suite.rules_for(backend) is not None for suite in load_suites())
 
 
@@ -66,8 +70,6 @@ def suite_progress(report: Callable[[str], None], *, target: type | None = None,
         with _wrapped_run(report, target, total if total is not None else suite_count()):
             yield
         return
-    from .validate import GXValidator
-
     original = GXValidator.__dict__["validate"]
 
     def validate(self, *args: Any, **kwargs: Any):

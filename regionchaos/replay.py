@@ -21,10 +21,11 @@ from typing import Any
 from rich.markup import escape
 
 from . import runner
-from .findings import outcome
-from .runid import check_run_id
+from .judge import Judgement
+from .run.ids import check_run_id
 from .scenario import ScenarioError, check_mutant, load
 from .storage.s3 import ObjectStore, StorageConfig
+from .swarm import SWARMS_PREFIX
 
 
 MAX_SUMMARY_BYTES = 256 << 20  # a million-seed swarm's summary is about 200 MB
@@ -34,8 +35,6 @@ def load_swarm(swarm_id: str, *, storage: StorageConfig | None = None, local_dir
     """The swarm's summary: from the store when ``storage`` names an endpoint, else the local copy.
     A summary that is not JSON, not a swarm's (an object with ``scenario`` and ``runs``) or holds a
     run id outside the grammar (`regionchaos.runid`) is a ScenarioError naming SWARM_ID."""
-    from .swarm import SWARMS_PREFIX
-
     check_run_id(swarm_id, "SWARM_ID")
     if storage is not None and storage.endpoint_url:
         store = ObjectStore(storage, f"{SWARMS_PREFIX}/{swarm_id}")
@@ -95,15 +94,15 @@ def differences(swarm_run: dict, deep: dict) -> list[str]:
     """How the deep run's summary differs from the swarm's record of the same seed: verdict,
     failed and unknown invariants, failed rules (when the swarm recorded them), and each
     protocol stat the swarm recorded."""
-    shows = outcome(deep.get("checks", []))
-    deep_failed, deep_unknown = sorted(shows["failed"]), sorted(shows["unknown"])
+    shows = Judgement.from_summary(deep)
+    deep_failed, deep_unknown = sorted(shows.failed), sorted(shows.unknown)
     out = []
     if deep.get("verdict") != swarm_run.get("verdict"):
         out.append(f"verdict: swarm {swarm_run.get('verdict')}, deep run {deep.get('verdict')}")
     if deep_failed != sorted(swarm_run.get("failed") or []):
         out.append(f"failed invariants: swarm {sorted(swarm_run.get('failed') or [])}, deep run {deep_failed}")
-    if "failed_rules" in swarm_run and sorted(shows["failed_rules"]) != sorted(swarm_run["failed_rules"]):
-        out.append(f"failed rules: swarm {sorted(swarm_run['failed_rules'])}, deep run {sorted(shows['failed_rules'])}")
+    if "failed_rules" in swarm_run and sorted(shows.failed_rules) != sorted(swarm_run["failed_rules"]):
+        out.append(f"failed rules: swarm {sorted(swarm_run['failed_rules'])}, deep run {sorted(shows.failed_rules)}")
     if deep_unknown != sorted(swarm_run.get("unknown") or []):
         out.append(f"unknown invariants: swarm {sorted(swarm_run.get('unknown') or [])}, deep run {deep_unknown}")
     stats = swarm_run.get("stats")
@@ -135,7 +134,6 @@ def replay_seed(swarm_id: str, seed: int, *, storage: StorageConfig | None = Non
     summary = runner.run(scenario, mutant=mutant, storage=storage, run_id=run.get("run_id"),
                          spark=spark, console=console, replay=run.get("replay"), overrides=overrides,
                          local_dir=local_dir)
-    summary["replay_of"] = {"swarm_id": swarm_id, "seed": seed, "verdict": run.get("verdict"),
-                            "failed": run.get("failed"), "unknown": run.get("unknown"), "stats": run.get("stats"),
-                            "differences": differences(run, summary)}
-    return summary
+    return {**summary, "replay_of": {"swarm_id": swarm_id, "seed": seed, "verdict": run.get("verdict"),
+                                     "failed": run.get("failed"), "unknown": run.get("unknown"),
+                                     "stats": run.get("stats"), "differences": differences(run, summary)}}

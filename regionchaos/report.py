@@ -1,14 +1,17 @@
 """The one-page run report: what happened in a run, readable offline.
 
-In:  the run's summary (DESIGN.md contract: verdict, checks, stats, replay, ...) and the
-     run's tables (`regionchaos.tables` pandas frames), given directly, or read from the
-     run's store (the frames validation just built are reused when they are still cached).
+In:  the run's summary (DESIGN.md contract: verdict, checks, stats, replay, outcome, ...) and the
+     run's tables (`regionchaos.tables` pandas frames), given directly (a deep run hands on the
+     frames its judgement built), or read from the run's store.
 Out: ``build_report(summary, tables_or_events=None, *, store=None, spark=None) -> str``: one
      HTML page with inline CSS and plots embedded as base64 PNG (matplotlib, no external
      URL): the verdict and the failed invariants first, then the checkpoint timeline (per
      region: acked, declined, timed out, fallback), ref-chain depth and staleness, failovers
      and rescales, records in vs committed, storage retained over time, S3 requests.
      The runner uploads it to ``report/index.html``.
+
+matplotlib is imported inside the plotting functions (`_plt`, `import_in_background`): about 0.35 s of Python
+that a run can spend while its Spark driver starts, and that no caller of the templates alone pays.
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ import functools
 import html
 import io
 import json
+import threading
 from typing import Any
 
+import jinja2
 import numpy as np
 import pandas as pd
 
+from . import tables as tables_mod
 from .history import Kind
 from .run.verdict import NOT_APPLICABLE
 
@@ -51,21 +57,18 @@ img{max-width:100%} .note{color:#666;font-size:12px}
 
 
 def _frames(tables_or_events, store, run_id: str | None) -> dict[str, pd.DataFrame] | None:
+    """The run's tables as pandas frames: given (the frames its judgement was handed, pandas or Spark),
+    built from a history (a list of events), or read back from ``store``."""
     if isinstance(tables_or_events, dict) and "checkpoints" in tables_or_events:
         frames = tables_or_events
         if not isinstance(frames["checkpoints"], pd.DataFrame):  # Spark DataFrames
             frames = {k: v.toPandas() for k, v in frames.items()}
         return frames
-    from . import tables as tables_mod
-
     if isinstance(tables_or_events, list):  # a history: events only
         art = tables_mod.RunArtifacts(run_id=run_id or "run", scenario_doc={}, events=tables_or_events, inventory=[],
                                       metadata_at_end={}, state_files={}, commits=[], transactions=[])
         return tables_mod.build_frames(art)
     if store is not None:
-        cached = tables_mod.cached_frames(store)
-        if cached is not None:
-            return cached
         return tables_mod.build_frames(tables_mod.read_run(store, run_id or _run_id(store)))
     return None
 
@@ -100,8 +103,6 @@ def _png(fig) -> str:
 def template(name: str):
     """A page template of ``regionchaos/templates`` (Jinja2, autoescaped), compiled once per process;
     the study page and the swarm report render through it."""
-    import jinja2
-
     env = jinja2.Environment(loader=jinja2.PackageLoader("regionchaos", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]))
     return env.get_template(name)
@@ -119,9 +120,7 @@ def _plt():
 def import_in_background():
     """Import matplotlib (`_plt`, about 0.35 s of Python) on a daemon thread, which is returned: a caller that will
     build a report starts this before the Spark driver (its own thread then waits on the JVM), so the report's phase
-    does not pay the import (a deep `smoke` run, bench/results/probes/README.md, 29th session)."""
-    import threading
-
+    does not pay the import (a deep `smoke` run, bench/results/probes/README.md)."""
     thread = threading.Thread(target=_plt, name="regionchaos-report-imports", daemon=True)
     thread.start()
     return thread
@@ -457,6 +456,11 @@ def build_report(summary: dict, tables_or_events=None, *, store=None, spark=None
         parts.append("<p id='as-expected'>as the scenario expects: "
                      + ("<b>yes</b>" if expected.get("ok") else f"<b class='bad'>no</b> ({_e(expected.get('why'))})")
                      + "</p>")
+    outcome = summary.get("outcome") or {}
+    if outcome:  # the policy table's row (README: Outcomes): the exit code and the DAG run's colour
+        parts.append(f"<p id='outcome' data-kind='{_e(outcome.get('kind'))}'>outcome: "
+                     f"<b class='{'ok' if outcome.get('green') else 'bad'}'>{_e(outcome.get('sentence'))}</b> "
+                     f"(exit {_e(outcome.get('exit_code'))})</p>")
     if summary.get("error"):
         parts.append(f"<p class='bad'>error: {_e(summary['error'])}</p>")
     parts.append(f"<p class='meta'>replay: <code>{_e(summary.get('replay'))}</code></p>")

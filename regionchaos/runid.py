@@ -4,8 +4,7 @@ ids, study ids, and the scenario names they are made from.
 In:  a value from wherever an id enters (``--run-id``, a scenario's ``name``, a swarm
      summary's ``run_id``, a DAG run's entry, a plugin URL).
 Out: `run_id_problem(value) -> str | None` (the reason it is refused, as a sentence about the
-     value) and `check_run_id(value, field) -> str` (the value, or a `ScenarioError` naming
-     ``field``: the CLI answers it with exit 2 before anything is written).
+     value); `regionchaos.run.ids.check_run_id` turns it into bad input naming the field.
 
 The grammar: ``[A-Za-z0-9][A-Za-z0-9._-]*``, no ``..``, at most `RUN_ID_MAX_CHARS`
 characters. So an id is one path segment: never ``/``, never a parent folder, never a
@@ -40,12 +39,3 @@ def run_id_problem(value: object, max_chars: int = RUN_ID_MAX_CHARS) -> str | No
         return f"must not contain '..'; got {value!r}"
     return None
 
-
-def check_run_id(value: object, field: str = "--run-id", max_chars: int = RUN_ID_MAX_CHARS) -> str:
-    """``value`` if it is a valid id, else a ScenarioError naming ``field``."""
-    problem = run_id_problem(value, max_chars)
-    if problem is not None:
-        from .scenario import ScenarioError
-
-        raise ScenarioError([(field, problem)], what="input")
-    return value  # type: ignore[return-value]

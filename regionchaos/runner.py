@@ -5,8 +5,8 @@ In:  a Scenario, an optional mutant, where storage is (None = an embedded S3
 Out: the summary dict of DESIGN.md (``run_id, scenario, seed, mutant, verdict,
      checks, stats, report, replay``), also written to ``summary.json`` under
      the run's prefix, without its wall-clock values (``timing/wall_seconds.json``:
-     `write_summary`). Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown
-     or infrastructure error.
+     `write_summary`), built once from the run's `Judgement`; its ``outcome`` (the exit code
+     among it) follows the one policy table (`regionchaos.judge.policy`).
 
 One run at a time per run id: the run holds the run id's lease (`regionchaos.storage.lease`)
 from before it writes anything until its summary is written, so a second run of the same id
@@ -28,22 +28,36 @@ import shutil
 import subprocess
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 
+from . import tables as tables_mod
+from .dataplane import PUT_THREADS, S3Persistence
 from .emulator import Emulation, RunResult
+from .flink.judging import judge_stored
+from .flink.run import draw_faults, run_in_scratch, run_stats
 from .gcpause import paused, release_memory
+from .judge import Judgement, crashed, judgement_of, run_outcome
+from .judge.policy import worst_of
+from .judge.engine import judging_session
+from .judge.runs import judge_deep_run
 from .nemesis import Nemesis
-from .run import Verdict, set_args, unknown_result
+from .report import build_report, import_in_background
+from .run import Verdict, set_args
 from .run.summary import build_summary
-from .runid import check_run_id
+from .run.ids import check_run_id
+from .scenario import MUTANTS, Scenario, ScenarioError, check_mutant, from_dict, require_emulation
 from .shape import shaped
-from .scenario import MUTANTS, Scenario, ScenarioError, check_mutant, require_emulation
+from .spark import get_spark
+from .storage import RunLease, StorageConfig, ensure_storage
+from .storage.memory import MemoryStore
+from .storage.s3 import ObjectStore, StorageError, StorageUnreachable, check_bucket
 
 # Artifacts whose content carries wall-clock values (docs/ARTIFACTS.md): this run's seconds per phase,
-# GX's validation results (its run time; validate.py's seconds per phase) and Data Docs. Everything
+# GX's validation results (its run time; the judge's seconds per phase) and Data Docs. Everything
 # else under a run's prefix is the same bytes for the same scenario, seed and mutant; their S3 traffic
 # (and the lease's) is counted apart (``stats.s3_apart``, in TIMING_KEY), not in ``stats.s3``.
 TIMING_KEY = "timing/wall_seconds.json"
@@ -109,16 +123,12 @@ def git_commit() -> str | None:
 def storage_for(storage):
     """Context manager yielding a StorageConfig: the given endpoint (checked), or
     an embedded S3 server on 127.0.0.1 for the duration."""
-    from .storage import StorageConfig, ensure_storage
-
     return ensure_storage(storage or StorageConfig())
 
 
 def drawn_parameters(scenario: Scenario) -> dict:
     """What the seed draws before the run: the emulation's parameters (`Nemesis`), or a real run's faults."""
     if scenario.backend == "flink":
-        from .flink.run import draw_faults
-
         return {"faults": draw_faults(scenario.flink_run_spec)}
     return Nemesis(scenario).drawn_parameters()
 
@@ -139,8 +149,6 @@ def emulate(scenario: Scenario, *, store, mutant: str | None = None, spark=None,
     """The deep run: control plane in the driver, data plane in Spark tasks (``spark=None``: in
     this process; ``threads=1``: no PUT threads, for in-memory stores). ``record_schedule``: the
     result also lists every fault as explicit-schedule entries (`regionchaos.schedule.pin`)."""
-    from .dataplane import PUT_THREADS, S3Persistence
-
     require_emulation(scenario, "the emulation")
 
     persistence = S3Persistence(store, scenario, mutant=mutant, spark=spark, threads=threads or PUT_THREADS)
@@ -166,8 +174,6 @@ def start(store, scenario: Scenario, *, run_id: str, mutant: str | None, replay:
 def real_flink(scenario: Scenario, store) -> RunResult:
     """A ``backend: flink`` run (`regionchaos.flink.run`): a loopback cluster under the seed's faults, its raw
     artifacts under the run's prefix (``flink/``), every process it started stopped before this returns."""
-    from .flink.run import run_in_scratch, run_stats
-
     done = run_in_scratch(scenario.flink_run_spec, store)
     return RunResult(events=done["events"], stats=run_stats(done), drawn={"faults": done["faults_planned"]})
 
@@ -177,9 +183,6 @@ def emulate_in_memory(scenario, mutant: str | None, *, store=None, replay: str =
     """Emulate ``scenario`` on an in-memory store (``store``, or a fresh `MemoryStore` under its
     default run id): (the `RunResult`, its table rows, or None without ``rows``). The swarm's seeds,
     the shrinker, the study and `regionchaos.schedule.pin` start their runs here."""
-    from . import tables as tables_mod
-    from .storage.memory import MemoryStore
-
     require_emulation(scenario, "an in-memory emulation (swarm, shrink, study, pin)")
     run_id = default_run_id(scenario, mutant)
     store = store if store is not None else MemoryStore.for_run(None, run_id)
@@ -205,10 +208,12 @@ def run(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: 
         console.print("[bold]B side[/bold]: the same seed with regional checkpoints off")
     other = _run_one(off, mutant=mutant, storage=storage, run_id=(run_id or default_run_id(scenario, mutant)) + "-regional-off",
                      spark=spark, console=console, replay=summary["replay"], overrides=overrides, local_dir=local_dir)
-    summary["comparison"] = {"regional": _ab_metrics(summary), "global_only": _ab_metrics(other),
-                             "global_only_run_id": other["run_id"], "global_only_verdict": other["verdict"]}
-    summary["verdict"] = Verdict.merge([summary["verdict"], other["verdict"]])
-    return summary
+    comparison = {"regional": _ab_metrics(summary), "global_only": _ab_metrics(other),
+                  "global_only_run_id": other["run_id"], "global_only_verdict": other["verdict"]}
+    both = worst_of([run_outcome(summary), replace(run_outcome(other), sentence="regional checkpoints off (B side): "
+                                                                                 + run_outcome(other).sentence)])
+    return {**summary, "comparison": comparison, "verdict": Verdict.merge([summary["verdict"], other["verdict"]]),
+            "outcome": both.as_dict()}
 
 
 def _ab_metrics(summary: dict) -> dict:
@@ -227,9 +232,6 @@ def _ab_metrics(summary: dict) -> dict:
 def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run_id: str | None = None, spark=None,
         console=None, replay: str | None = None, overrides: dict[str, Any] | None = None,
         local_dir: str | Path | None = None) -> dict:
-    from .storage import RunLease
-    from .storage.s3 import ObjectStore
-
     mutant = check_mutant(mutant)
     if mutant and scenario.backend != "emulation":
         raise ScenarioError([("mutant", f"{mutant!r} breaks the emulated protocol; a backend flink run has none")],
@@ -249,16 +251,11 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
             real = scenario.backend == "flink"  # Spark starts once the cluster is stopped (memory: both ~1.3 GB)
             phase = "real_flink" if real else "emulate"
             if spark is None and not real:
-                from .spark import get_spark
-                from .validate import judging_session
-
                 # the judge's set-up goes on while the JVM starts and the run is emulated; not for a big run,
                 # where GX's memory would be resident through the emulation's peak (large: about 100 MiB more,
                 # bench/results/probes/README.md), for ~2 s of ~105
                 small = scenario.checkpoints * scenario.topology.parallelism < BULK_SUBTASK_CHECKPOINTS
                 if small:  # the report's imports go on meanwhile too (report.import_in_background)
-                    from .report import import_in_background
-
                     import_in_background()
                     spark = judging_session()
                 else:  # a session for this one big run (regionchaos.spark.BULK_DRIVER_MEMORY)
@@ -277,8 +274,6 @@ def _run_one(scenario: Scenario, *, mutant: str | None = None, storage=None, run
             walls[phase] = round(time.perf_counter() - started, 3)
             say(f"[bold]validate[/bold] {len(result.events)} events")
             if spark is None:
-                from .spark import get_spark
-
                 spark = get_spark()
             stats, drawn = dict(result.stats), result.drawn
             del result  # validation reads the run back from storage, never from the emulation's memory
@@ -303,10 +298,6 @@ def finish_stored(config, run_id: str, *, overrides: dict[str, Any] | None = Non
     spark job ``spark_jobs/validate.py`` comes here). Holds the run id's lease while it judges:
     `RunIdBusy` while ``spark_jobs/emulate.py`` (or another finish) holds it. ``docs``: also GX's
     Data Docs."""
-    from .scenario import from_dict
-    from .storage import RunLease
-    from .storage.s3 import ObjectStore
-
     store = ObjectStore.for_run(config, run_id)
     store.count_apart(WALL_CLOCK_PREFIXES)
     store.check_ready()
@@ -314,8 +305,6 @@ def finish_stored(config, run_id: str, *, overrides: dict[str, Any] | None = Non
         doc = json.loads(store.get("scenario.json"))
         scenario = from_dict(doc["scenario"])
         if spark is None:
-            from .validate import judging_session
-
             spark = judging_session()
         replay = doc.get("replay") or replay_line(scenario.name, scenario.seed, overrides, doc.get("mutant"))
         return _judge(store, config, scenario, doc.get("mutant"), run_id, replay, spark, {}, doc.get("drawn", {}), {},
@@ -324,73 +313,104 @@ def finish_stored(config, run_id: str, *, overrides: dict[str, Any] | None = Non
 
 def _judge(store, config, scenario, mutant, run_id, replay, spark, stats, drawn, walls, persistence, local_dir,
            lease=None, *, docs: bool = True) -> dict:
-    """validate -> summary -> report -> summary.json (and a local mirror). ``persistence`` is
-    the emulation's (its data-plane request counts go into the S3 totals), None if it ran elsewhere.
-    ``lease``: the run id's (`RunLease`); if it was taken over meanwhile nothing more is written
-    (the prefix is another run's now) and the verdict is unknown."""
+    """judge -> report -> summary.json (and a local mirror), each once, the report and the summary from the
+    judgement. ``persistence`` is the emulation's (its data-plane request counts go into the S3 totals),
+    None if it ran elsewhere. ``lease``: the run id's (`RunLease`); if it was taken over meanwhile nothing
+    more is written (the prefix is another run's now) and the run is unknown. A judging that raises is
+    unknown, never valid: its report and summary still say so (`_finish`)."""
     started = time.perf_counter()
+    failure = None
     try:
-        validation = validation_of(spark, store, run_id, scenario, mutant, docs=docs)
+        judged = judgement_of_run(spark, store, run_id, scenario, mutant, docs=docs)
     except Exception as exc:  # a check that could not run is unknown, never valid
-        validation = unknown_result(f"validate failed: {one_line_reason(exc)}")
-        failure = exc
-    else:
-        failure = None
+        failure = ("validate", exc)
+        judged = crashed(run_id, f"validate failed: {one_line_reason(exc)}", scenario=scenario, mutant=mutant)
     walls["validate"] = round(time.perf_counter() - started, 3)
-    summary = build_summary(run_id, scenario, mutant, stats=stats, drawn=drawn, validation=validation, config=config,
-                            replay=replay)
-    if not docs:
-        summary["datadocs"] = None  # never point at Data Docs that were not built
-    if validation.get("wall_seconds"):  # read, tables, gx_setup, gx_validate, gx_datadocs, upload
-        summary["stats"]["wall_seconds_validate"] = validation["wall_seconds"]
-    summary["stats"]["s3"] = _s3_stats(store, persistence)  # emulation and validation; the report plots it
-    summary["stats"]["s3_apart"] = store.stats_apart.as_dict()  # the lease, validation's wall-clock artifacts
-    started = time.perf_counter()
+    facts = {"config": config, "replay": replay, "stats": stats, "drawn": drawn,
+             "datadocs": docs and failure is None}  # validation uploads its Data Docs last
+    more = {"s3": _s3_stats(store, persistence),  # emulation and validation; the report plots it
+            "s3_apart": store.stats_apart.as_dict()}  # the lease, validation's wall-clock artifacts
     if lease is not None and lease.lost:
-        return _lease_lost(summary, lease)
+        return _lease_lost(judged, scenario, lease, facts)
+    started = time.perf_counter()
+    report_error = None
     try:
-        from .report import build_report
-
-        html = build_report(wall_clock_part(summary)[0], store=store, spark=spark)
+        page = build_summary(judged, scenario, more_stats=more, **facts)  # as summary.json will say, less the walls
+        html = build_report(wall_clock_part(page)[0], judged.frames, store=store, spark=spark)
         store.put("report/index.html", html.encode() if isinstance(html, str) else html)
     except Exception as exc:
-        summary["report_error"] = one_line_reason(exc)
-        summary["report"] = None  # never point at a report that was not written
+        report_error = one_line_reason(exc)
     walls["report"] = round(time.perf_counter() - started, 3)
-    summary["stats"]["wall_seconds"] = walls
     if lease is not None and lease.lost:
-        return _lease_lost(summary, lease)
-    if failure is not None:  # one line in the summary; the whole traceback in the local error.log
-        return _crashed(store, config, scenario, mutant, run_id, replay, walls, "validate", failure, local_dir,
-                        lease, summary=summary)
-    try:
-        write_summary(store, summary)
-    except Exception as exc:  # storage went away while judging: unknown, one line, the detail locally
-        return _crashed(store, config, scenario, mutant, run_id, replay, walls, "write summary.json", exc,
-                        local_dir, lease, summary=summary)
-    if local_dir is not None:
-        summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
-    return summary
+        return _lease_lost(judged, scenario, lease, facts)
+    return _finish(store, scenario, judged, facts, more_stats={**more, "wall_seconds": walls},
+                   report_error=report_error, failure=failure, local_dir=local_dir, lease=lease)
 
 
-def validation_of(spark, store, run_id: str, scenario: Scenario, mutant: str | None, *, docs: bool) -> dict:
-    """The run judged from its stored artifacts: the emulation's tables (`validate.validate_run`), or a real
-    run's (`regionchaos.flink.judging.judge_stored`, backend ``flink``: the suites that apply to it), both
-    through `validate.judge`; results under ``validation/``, Data Docs under ``datadocs/``."""
+def judgement_of_run(spark, store, run_id: str, scenario: Scenario, mutant: str | None, *, docs: bool) -> Judgement:
+    """The run judged from its stored artifacts: the emulation's tables (`regionchaos.judge.runs.judge_deep_run`),
+    or a real run's (`regionchaos.flink.judging.judge_stored`, backend ``flink``: the suites that apply to it);
+    results under ``validation/``, Data Docs under ``datadocs/``."""
     if scenario.backend == "flink":
-        from .flink.judging import judge_stored
-
-        return judge_stored(spark, store, run_id, docs=docs, prefix="")
-    from .validate import validate_run
-
-    return validate_run(spark, store, run_id, scenario=scenario, mutant=mutant, docs=docs)
+        return judge_stored(spark, store, run_id, scenario=scenario, docs=docs, prefix="")
+    return judge_deep_run(spark, store, run_id, scenario=scenario, mutant=mutant, docs=docs)
 
 
-def _lease_lost(summary: dict, lease) -> dict:
-    """This run stalled past its lease and another run took the run id over: write nothing more."""
-    summary.update(verdict=Verdict.UNKNOWN.value, report=None, datadocs=None,
-                   error=f"{lease.lost}; nothing more was written (its artifacts may be mixed with the other run's)")
-    return summary
+def _lease_lost(judged: Judgement, scenario: Scenario, lease, facts: dict) -> dict:
+    """This run stalled past its lease and another run took the run id over: write nothing more; unknown."""
+    lost = judgement_of(judged.run_id, judged.checks, scenario=scenario, mutant=judged.mutant,
+                        error=f"{lease.lost}; nothing more was written (its artifacts may be mixed with the other "
+                              "run's)")
+    return build_summary(lost, scenario, report=False, **{**facts, "datadocs": False})
+
+
+def _finish(store, scenario: Scenario, judged: Judgement, facts: dict, *, more_stats: dict, report_error: str | None,
+            failure: tuple[str, BaseException] | None, local_dir, lease, report: bool = True) -> dict:
+    """Build the run's summary once, write it (``summary.json``, the walls apart: `write_summary`) and mirror
+    it locally; return it with ``local``. ``failure``: (phase, exception) of a run that raised: its traceback
+    goes into the summary (cut) and ``LOCAL_DIR/RUN_ID/error.log``, and the returned summary's ``error``
+    names that log. Storage that fails the write makes the run unknown: a summary saying so is written
+    locally instead, one quick probe deciding whether storage is still worth trying."""
+    run_id, config = judged.run_id, facts["config"]
+    log_path = None if local_dir is None else Path(local_dir) / run_id / "error.log"
+    crash = None
+    if failure is not None:
+        crash = {"traceback": "".join(traceback.format_exception(failure[1]))[-8000:],
+                 **({"error_log": str(log_path)} if log_path is not None else {})}
+    summary = build_summary(judged, scenario, report_error=report_error, report=report, more_stats=more_stats,
+                            crash=crash, **facts)
+    try:
+        if failure is not None and (_in_chain(failure[1], StorageUnreachable)
+                                    or "StorageUnreachable" in str(judged.error)):  # (a Spark task's, as text)
+            check_bucket(config)  # seconds: still unreachable -> StorageUnreachable, nothing to retry
+        write_summary(store, summary)
+    except (StorageError, OSError) as exc:
+        if failure is not None:  # storage may be what failed: one line, the detail locally
+            note = ("summary.json not written to storage (the endpoint is still unreachable)"
+                    if isinstance(exc, StorageUnreachable) else
+                    f"summary.json not written to storage: {one_line_reason(exc)}")
+            out = {**summary, "error": f"{summary['error']}; {note}"}
+            if local_dir is not None:
+                out["local"] = str(_write_local_summary(Path(local_dir) / run_id, out))
+            return _with_error_log(out, log_path, run_id, failure)
+        # storage went away after judging: unknown, one line, the detail locally
+        lost = judgement_of(run_id, judged.checks, scenario=scenario, mutant=judged.mutant,
+                            error=f"write summary.json failed: {one_line_reason(exc)}")
+        return _finish(store, scenario, lost, facts, more_stats=more_stats, report_error=report_error,
+                       failure=("write summary.json", exc), local_dir=local_dir, lease=lease)
+    out = dict(summary)
+    if local_dir is not None:
+        out["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
+    return _with_error_log(out, log_path, run_id, failure) if failure is not None else out
+
+
+def _with_error_log(summary: dict, log_path: Path | None, run_id: str, failure: tuple[str, BaseException]) -> dict:
+    """The whole traceback in the local ``error.log`` (after the mirror, which clears an old one); the
+    summary's ``error`` then names it."""
+    phase, exc = failure
+    if _write_error_log(log_path, run_id, phase, "".join(traceback.format_exception(exc))):
+        return {**summary, "error": f"{summary['error']} (details: {log_path})"}
+    return {k: v for k, v in summary.items() if k != "error_log"}
 
 
 _EXCEPTION_LINE = re.compile(r"^(?::\s*)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*): (\S.*)$")
@@ -402,8 +422,6 @@ def one_line_reason(exc: BaseException) -> str:
     """One line saying why ``exc`` happened, for the console: a regionchaos storage error in its
     chain if any; else, for a failed Spark job (py4j's error holds the JVM's whole stack and every
     task's Python traceback), the Python exception a task raised; else the exception's first line."""
-    from .storage.s3 import StorageError
-
     chain, seen = [], exc
     while seen is not None and seen not in chain:
         chain.append(seen)
@@ -431,49 +449,18 @@ def _clip(text: str) -> str:
     return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 3] + "..."
 
 
-def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir, lease=None,
-             summary: dict | None = None) -> dict:
-    """The summary of a run whose ``phase`` raised: verdict unknown (exit 3), one line of reason in
-    ``error``, the whole traceback in ``LOCAL_DIR/RUN_ID/error.log`` (and, cut, in the summary).
-    No report was written: ``report`` and ``datadocs`` are None. If storage is what failed, one
-    quick probe decides whether summary.json is still worth trying (not minutes of retries)."""
-    from .storage.s3 import StorageError, StorageUnreachable, check_bucket
-
-    detail = "".join(traceback.format_exception(exc))
-    reason = one_line_reason(exc)
-    error = f"{phase} failed: {reason}"
-    if summary is None:
-        summary = build_summary(run_id, scenario, mutant, stats={"wall_seconds": walls}, drawn={},
-                                validation=unknown_result(error), config=config, replay=replay)
-        summary.update(report=None, datadocs=None)
-    else:  # judged as far as it went (a report written or None already): the verdict is unknown
-        summary.update(verdict=Verdict.UNKNOWN.value, error=summary.get("error") or error)
-        if phase == "validate":
-            summary["datadocs"] = None  # validation uploads them last: none were written
-    summary["traceback"] = detail[-8000:]
-    log_path = None if local_dir is None else Path(local_dir) / run_id / "error.log"
-    if log_path is not None:
-        summary["error_log"] = str(log_path)
+def _crashed(store, config, scenario, mutant, run_id, replay, walls, phase, exc, local_dir, lease=None) -> dict:
+    """The summary of a run whose ``phase`` (the emulation, or the real cluster's run) raised: verdict
+    unknown (exit 3), one line of reason in ``error``, the whole traceback in ``LOCAL_DIR/RUN_ID/error.log``
+    (and, cut, in the summary). No report was written: ``report`` and ``datadocs`` are None."""
+    judged = crashed(run_id, f"{phase} failed: {one_line_reason(exc)}", scenario=scenario, mutant=mutant)
+    facts = {"config": config, "replay": replay, "stats": {}, "drawn": {}, "datadocs": False}
     if lease is not None and lease.lost:
-        _write_error_log(log_path, run_id, phase, detail)
-        return _lease_lost(summary, lease)
-    try:
-        if _in_chain(exc, StorageUnreachable) or "StorageUnreachable" in reason:  # (a Spark task's, as text)
-            check_bucket(config)  # seconds: still unreachable -> StorageUnreachable, nothing to retry
-        write_summary(store, summary)
-        if local_dir is not None:
-            summary["local"] = str(mirror_locally(store, Path(local_dir) / run_id))
-    except (StorageError, OSError) as put_exc:  # storage may be what failed
-        summary["error"] += ("; summary.json not written to storage (the endpoint is still unreachable)"
-                             if isinstance(put_exc, StorageUnreachable) else
-                             f"; summary.json not written to storage: {one_line_reason(put_exc)}")
-        if local_dir is not None:
-            summary["local"] = str(_write_local_summary(Path(local_dir) / run_id, summary))
-    if _write_error_log(log_path, run_id, phase, detail):  # after the mirror, which clears an old one
-        summary["error"] += f" (details: {log_path})"
-    else:
-        summary.pop("error_log", None)
-    return summary
+        _write_error_log(None if local_dir is None else Path(local_dir) / run_id / "error.log", run_id, phase,
+                         "".join(traceback.format_exception(exc)))
+        return _lease_lost(judged, scenario, lease, facts)
+    return _finish(store, scenario, judged, facts, more_stats={"wall_seconds": walls}, report_error=None,
+                   failure=(phase, exc), local_dir=local_dir, lease=lease, report=False)
 
 
 def _in_chain(exc: BaseException | None, kind: type) -> bool:

@@ -237,6 +237,21 @@ class Timing(_Strict):
         return self
 
 
+def not_flink_keys() -> tuple[str, ...]:
+    """The ``flink`` keys Flink does not have (the dev list's and the model's options): each says so in its
+    description. `regionchaos scenarios`, the docs and the trigger form mark them."""
+    return tuple(f.alias for f in FlinkConfig.model_fields.values()
+                 if f.alias and (f.description or "").startswith("not a Flink key"))
+
+
+def flink_settings(scenario: Scenario) -> list[tuple[str, Any, bool]]:
+    """(key, value, is a Flink key) of every ``flink`` key the scenario sets, in its order."""
+    marked = set(not_flink_keys())
+    values = scenario.flink.model_dump(mode="json", by_alias=True)
+    return [(f.alias, values[f.alias], f.alias not in marked)
+            for name, f in FlinkConfig.model_fields.items() if name in scenario.flink.model_fields_set]
+
+
 class ScheduledFault(_Strict):
     """One fault of an explicit schedule: at fault-phase checkpoint attempt ``checkpoint``
     (0-based), ``kind`` hits its target (`regionchaos.faultkinds.SCHEDULE_TARGETS`): a task
@@ -372,9 +387,9 @@ class Scenario(_Strict):
         if self.flink.semantics == "pr" and self.flink.region_timeout_ms is not None:
             errors.append(
                 "flink.execution.checkpointing.region.timeout: not a Flink key, and the PR has no per-region timeout "
-                "(FLIP-600's docs: 'no per-region timeout configuration is introduced'; the checkpoint timeout "
+                "(FLIP-600's docs: 'no per-region timeout configuration is introduced', the checkpoint timeout "
                 "applies to every region): under execution.checkpointing.region.semantics=pr it would be ignored, "
-                "so it is refused; use it with semantics flip, or leave it unset"
+                "so it is refused. Use it with semantics flip, or leave it unset"
             )
         if self.flink.region_timeout_ms is not None and self.flink.region_timeout_ms > self.flink.timeout_ms:
             errors.append(

@@ -26,9 +26,7 @@ from .shape import shaped
 
 
 def _emulate_in_memory(scenario: Scenario, mutant: str | None, record: bool):
-    from .runner import emulate_in_memory
-
-    return emulate_in_memory(scenario, mutant, record_schedule=record, rows=False)[0]
+    return runner.emulate_in_memory(scenario, mutant, record_schedule=record, rows=False)[0]
 
 
 def pin(scenario: Scenario, mutant: str | None = None, *, name: str | None = None,

@@ -3,11 +3,13 @@ fast path, `regionchaos.swarm`).
 
 In:  cells: a scenario name, a seed and overrides each (swarm: ``faults.swarm=true``, so the
      seed also draws which fault kinds are on and how likely); an optional mutant.
-Out: per seed the verdict and failed invariants, with replay lines for the
-     failing ones. Every seed is emulated into its own run prefix (control plane
-     in the driver, data plane in the driver's process: a Spark job per small run
-     costs more than the run), then all runs are judged by the GX suites in one
-     pass over tables that carry ``run_id``.
+Out: per seed its judgement's fields (verdict, failed and unknown invariants, failed rules and
+     what explains them, its standing against its scenario) and its row of the outcome table
+     (``kind``), with replay lines. Every
+     seed is emulated into its own run prefix (control plane in the driver, data plane in the
+     driver's process: a Spark job per small run costs more than the run), then all runs are
+     judged by the GX suites in one pass over tables that carry ``run_id``
+     (`regionchaos.judge.runs.judge_stores`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import runner
-from .findings import outcome
-from .run import unknown_result
+from .judge import crashed, run_outcome
+from .judge.engine import judging_session
+from .judge.runs import judge_stores
 from .scenario import load, require_emulation
+from .storage import ObjectStore
 
 
 class Cell(NamedTuple):
@@ -33,9 +37,6 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
     GX pass; per cell a result dict, in the cells' order within a batch, crashed cells last (also
     passed to ``on_result`` as soon as its batch is judged). ``keep_runs=False`` deletes each run's
     objects once judged (long matrices of big runs on the embedded server)."""
-    from .storage import ObjectStore
-    from .validate import validate_runs
-
     say = console.print if console is not None else (lambda *a, **k: None)
     cells = list(cells)
     # every cell's scenario, read once; a real-Flink cell is refused before anything is written
@@ -44,11 +45,9 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
     out: list[dict] = []
     with runner.storage_for(storage) as config:
         if spark is None:
-            from .validate import judging_session
-
             spark = judging_session()
         for start in range(0, len(cells), batch):
-            stores, meta, crashed = [], {}, {}
+            stores, meta, crashed_runs = [], {}, {}
             for cell, scenario in zip(cells[start : start + batch], scenarios[start : start + batch]):
                 run_id = runner.default_run_id(scenario, mutant)
                 replay = runner.replay_line(cell.scenario, cell.seed, cell.overrides, mutant)
@@ -58,16 +57,17 @@ def judge_cells(cells: list[Cell], *, mutant: str | None = None, storage=None, s
                 try:
                     result, _ = runner.start(store, scenario, run_id=run_id, mutant=mutant, replay=replay)
                 except Exception as exc:  # noqa: BLE001 - a crashed seed is unknown, and the swarm goes on
-                    crashed[run_id] = f"emulate failed: {type(exc).__name__}: {exc}"
+                    crashed_runs[run_id] = crashed(run_id, f"emulate failed: {type(exc).__name__}: {exc}",
+                                                   scenario=scenario, mutant=mutant)
                     meta[run_id]["stats"] = {}
                     continue
                 stores.append(store)
                 meta[run_id]["stats"] = result.stats
-            results = validate_runs(spark, stores) if stores else {}
-            results.update({run_id: unknown_result(error) for run_id, error in crashed.items()})
-            for run_id, res in results.items():
-                out.append({"run_id": run_id, **meta[run_id], "verdict": res["verdict"], **outcome(res["checks"]),
-                            **({"error": res["error"]} if res.get("error") else {})})
+            judged = {**judge_stores(spark, stores), **crashed_runs}
+            for run_id, judgement in judged.items():
+                out.append({"run_id": run_id, **meta[run_id],
+                            **{k: v for k, v in judgement.fields().items() if k != "findings"},
+                            "kind": run_outcome(judgement).kind})
                 if on_result is not None:
                     on_result(out[-1])
             if not keep_runs:

@@ -49,18 +49,18 @@ DRIVER_MEMORY_ENV = "REGIONCHAOS_SPARK_DRIVER_MEMORY"
 # whatever the data needs: judging `large` (3 M rows, big tables read from Parquet) took the same
 # time with 1 GB as with 2 GB, but the JVM's resident memory went to 2.5 GB with 2 GB and to 2.0 GB
 # with 1.5 GB (bench/results/run/large_profile.md). 1.5 GB keeps the deep run under DESIGN.md's 4 GiB.
-# 1 GB (28th session, bench/results/probes/README.md): the process tree's peak on `large` 3,559-3,622 MiB instead of
+# 1 GB (bench/results/probes/README.md): the process tree's peak on `large` 3,559-3,622 MiB instead of
 # 3,940-3,949 and on 10,000 swarm seeds 2,709 instead of 3,241, the same verdicts and phases within the day's noise
-# (once a big pass no longer broadcast on Parquet sizes, `validate.tuned_session`); but the test command on a fresh
+# (once a big pass no longer broadcast on Parquet sizes, `regionchaos.judge.engine.tuned_session`); but the test command on a fresh
 # clone took 647.3 s (1,220.9 busy CPU s), against 585.7 s (1,102.1) an hour before and 566.7 s (1,063.7) right after
 # with 1.5 GB again (its one long-lived JVM collects more often): kept at 1.5 GB.
 DEFAULT_DRIVER_MEMORY = "1536m"
 # A session for one big deep run (`get_spark(bulk=True)`): a 1 GB heap, and Python workers that exit after their
 # tasks. Its only Python tasks are the data plane's one upload job; reused, its two workers then stayed idle beside
-# the judge with ~190 MiB each, and the 1 GB heap judged `large` as 1.5 GB did (28th session, above). Measured on
-# `large` (30th session, bench/results/probes/README.md, bench/results/run/run_large_903dd30.json): the process
+# the judge with ~190 MiB each, and the 1 GB heap judged `large` as 1.5 GB did (above). Measured on
+# `large` (bench/results/probes/README.md, bench/results/run/run_large_903dd30.json): the process
 # tree's peak 3,093-3,144 MiB instead of 3.8-3.9 GiB (2,963-3,034 with the biggest tables loaded early,
-# validate.validate_run), its phases 1-3 s longer (each of the data plane's tasks starts a worker that imports the
+# regionchaos.judge.intake.deep_run), its phases 1-3 s longer (each of the data plane's tasks starts a worker that imports the
 # package). A session shared by many runs (the tests', a swarm's) keeps the defaults.
 BULK_DRIVER_MEMORY = "1g"
 
@@ -198,7 +198,7 @@ def _children_print_to_stderr():
     """Processes started inside this block (the Spark driver's JVM and spark-submit's launcher JVM) get this
     process's stderr as their stdout. A JVM prints its warnings to stdout (unified logging's default, e.g.
     ``[0.001s][warning][pagesize] ...``), and a local driver's JVM inherits ours: such lines came before the JSON of
-    ``regionchaos run --json`` (bench/results/probes/README.md, 28th session). The swap is of file descriptor 1 for
+    ``regionchaos run --json`` (bench/results/probes/README.md). The swap is of file descriptor 1 for
     this block only (a few seconds at the session's start); what this process prints meanwhile goes to stderr."""
     try:
         sys.stdout.flush()

@@ -6,7 +6,7 @@ Out: `ensure()`: the extension's jar, compiled on first use into ``<venv>/share/
      while neither the sources nor pyspark change; None where it cannot be built (no JDK: the reason is
      `last_error`) or is off (``REGIONCHAOS_SPARK_RULES=off``). `session_conf()`: the settings that load a
      built jar into a session (`regionchaos.spark.spark_conf`). `pass_conf(spark, rows)`: the settings that
-     turn the rule on for one GX pass of fewer than `MAX_ROWS` rows (`regionchaos.validate.tuned_session`),
+     turn the rule on for one GX pass of fewer than `MAX_ROWS` rows (`regionchaos.judge.engine.tuned_session`),
      empty where it is off or the session lacks it.
 
 The rule (``SinglePartitionShuffles.java``): in a small pass every table is one partition and every shuffle
@@ -20,13 +20,16 @@ once and reuses. It acts only where `pass_conf` switched it on, and only with
 reports that partitioning and runs as one partition only while each child is a shuffle's output; a shuffle
 dropped below it makes it several partitions at run time under a parent planned for one. The rule with that
 guard removed gave a window over such a union wrong counts, silently (bench/results/exchanges/README.md;
-the 18th session's probe of a rule like it failed with "Can't zip RDDs with unequal numbers of partitions").
+an earlier probe of a rule like it failed with "Can't zip RDDs with unequal numbers of partitions").
 Off, a union reports the sum of its children's partitions, which is what it runs as; of Spark's physical
 operators only the union executes by its partitioning (their bytecode), and every other one keeps its
 child's partition count, so no operator above a dropped shuffle runs on other partitions than it was
 planned for.
 
 Where the jar cannot be built the judge runs as before, with the shuffles (the same results, slower).
+
+pyspark is imported inside the functions that need its jars and version: `regionchaos.spark` imports this
+module, and importing it must stay cheap.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import sys
 from pathlib import Path
 
 from .javabuild import BuildFailed, compile_jar, find_tool, sources_digest
+from .judge.policy import done, infrastructure
 
 SOURCES = Path(__file__).resolve().parent / "java"
 EXTENSION_CLASS = "regionchaos.spark.SinglePartitionShuffles"
@@ -121,7 +125,7 @@ def loaded(spark) -> bool:
 
 def pass_conf(spark, total_rows: int) -> dict[str, str]:
     """The settings of a pass over ``total_rows`` rows that turn the rule on: below `MAX_ROWS`, in a session
-    that has it (`loaded`), and only where `regionchaos.validate.tuned_session` makes a small pass. Elsewhere
+    that has it (`loaded`), and only where `regionchaos.judge.engine.tuned_session` makes a small pass. Elsewhere
     none: a session without the rule keeps Spark's union output partitioning too."""
     if not enabled() or total_rows >= MAX_ROWS or not loaded(spark):
         return {}
@@ -133,14 +137,13 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Compile the judge's Spark plan rule (regionchaos/java) into "
                                                  "the venv, if it is not there yet.")
     parser.parse_args(argv)
-    from .run.verdict import ExitCode  # here: importing this module stays cheap (regionchaos.spark imports it)
-
     path = ensure()
-    if path is None:
-        print(f"no Spark plan rule: {last_error or f'{SWITCH_ENV}=off'}; the judge runs without it", file=sys.stderr)
-        return ExitCode.UNKNOWN  # an infrastructure error, not a judged run's "invariant violated"
+    if path is None:  # an infrastructure error, not a judged run's "invariant violated"
+        why = f"no Spark plan rule: {last_error or f'{SWITCH_ENV}=off'}; the judge runs without it"
+        print(why, file=sys.stderr)
+        return infrastructure(why).exit_code
     print(path)
-    return ExitCode.VALID
+    return done(f"the Spark plan rule is {path}").exit_code
 
 
 if __name__ == "__main__":

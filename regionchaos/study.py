@@ -33,13 +33,22 @@ import hashlib
 import json
 import math
 import os
+import shlex
 import time
 from functools import partial
 from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .scenario import ScenarioError
+from . import runner
+from . import tables as tables_mod
+from .report import _plt, _png, template
+from .scenario import ScenarioError, load
+from .spark import get_spark
+from .storage.memory import MemoryStore
+from .storage.s3 import ObjectStore
+from .swarm import progress_bar, run_partitions
+from .tables import SCHEMAS
 
 BASE_SCENARIO = "global-vs-regional"
 STUDIES_PREFIX = "studies"
@@ -82,7 +91,6 @@ def _distinct_within(value: tuple, low, high, what: str) -> tuple:
 
 class StudyPlan(BaseModel):
     """What a study sweeps. Field names are the CLI's options (``--probabilities`` ...)."""
-
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     policies: tuple[str, ...] = ("global", "regional", "keep-forcing", "pr")
@@ -148,7 +156,6 @@ def cell_overrides(cell: dict, plan: StudyPlan) -> dict[str, Any]:
 
 
 def replay_line(cell: dict, plan: StudyPlan) -> str:
-    from . import runner
 
     overrides = {k: v for k, v in cell_overrides(cell, plan).items() if k != "seed"}
     return runner.replay_line(BASE_SCENARIO, cell["seed"], overrides, None)
@@ -160,8 +167,6 @@ def replay_line(cell: dict, plan: StudyPlan) -> str:
 def measure(rows: dict[str, list[tuple]], first_checkpoint_id: int) -> dict:
     """A run's study metrics from its table rows: attempts (fault phase), completed, staleness
     at every attempt (mean, max) and retained checkpoint bytes at the end."""
-    from .tables import SCHEMAS
-
     col = {name: {c.split()[0]: i for i, c in enumerate(ddl.split(", "))} for name, ddl in SCHEMAS.items()}
     c = col["checkpoints"]
     attempts = sorted((r for r in rows["checkpoints"] if not r[c["healing"]]), key=lambda r: r[c["checkpoint_id"]])
@@ -182,11 +187,6 @@ def measure(rows: dict[str, list[tuple]], first_checkpoint_id: int) -> dict:
 
 def run_cell(plan: StudyPlan, cell: dict) -> dict:
     """Emulate one cell in memory and measure it; a cell that raised carries ``error``."""
-    from . import runner
-    from . import tables as tables_mod
-    from .scenario import load
-    from .storage.memory import MemoryStore
-
     started = time.perf_counter()
     out = dict(cell, replay=replay_line(cell, plan))
     try:
@@ -266,10 +266,6 @@ def run_study(plan: StudyPlan, *, storage=None, spark=None, console=None, local_
     """Run every cell of ``plan`` on Spark, aggregate, render and upload the page (see the
     module docstring). Returns the study's result (``study_id``, ``plan``, ``rows``, ``cells``,
     ``uri``, ``local``, wall seconds)."""
-    from . import runner
-    from .swarm import progress_bar, run_partitions
-    from .storage.s3 import ObjectStore
-
     cells = plan.cells()
     sid = plan.study_id()
     started = time.perf_counter()
@@ -277,9 +273,7 @@ def run_study(plan: StudyPlan, *, storage=None, spark=None, console=None, local_
         store = ObjectStore(config, f"{STUDIES_PREFIX}/{sid}")
         store.check_ready()  # an unreachable store fails before any work
         if spark is None:
-            from .validate import judging_session
-
-            spark = judging_session()
+            spark = get_spark()
         with progress_bar(console, len(cells), label="study", unit="runs") as on_progress:
             parts = run_partitions(spark, [[c] for c in cells], partial(_cells_task, plan),
                                    f"regionchaos study {sid}: {len(cells)} runs", on_progress=on_progress)
@@ -304,7 +298,6 @@ def run_study(plan: StudyPlan, *, storage=None, spark=None, console=None, local_
 
 
 def study_command(plan: StudyPlan) -> str:
-    import shlex
 
     parts = ["regionchaos", "study"]
     for name, value in plan.model_dump(mode="json").items():
@@ -353,8 +346,6 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
     (the closed form of global checkpoints dashed, with ``closed``). Each policy has its own
     marker and line style; lines that coincide are all drawn (a large hollow marker under a
     smaller one) and their legend entries say which they coincide with."""
-    from .report import _plt
-
     plt = _plt()
     pars = sorted({r["parallelism"] for r in rows})
     if not pars:
@@ -387,7 +378,6 @@ def plot_metric(rows: list[dict], key: str, ylabel: str, *, closed: bool = False
         ax.legend(fontsize=6.5)
     axes[0][0].set_ylabel(ylabel, fontsize=8)
     fig.tight_layout()
-    from .report import _png
 
     return _png(fig)
 
@@ -452,8 +442,6 @@ def sorted_tables(rows: list[dict]) -> list[tuple[str, str, list[dict]]]:
 def render_page(result: dict) -> str:
     """The study as one offline HTML page (Jinja2; plots inline as PNG; the table sortable by
     any column through links to pre-sorted copies, no script)."""
-    from .report import template
-
     rows = result["rows"]
     plots = [
         ("success", "Checkpoint success rate", "success_rate",

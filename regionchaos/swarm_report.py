@@ -1,8 +1,10 @@
 """The swarm report: one offline HTML page of a swarm's result (same style as the run report).
 
 In:  a swarm's result (`regionchaos.swarm.fast_swarm`: per seed its verdict, failed and
-     unknown invariants, drawn fault mix, emulation seconds, replay lines; phase walls).
-Out: `build_swarm_report(result) -> str`: failures per invariant, the fault-mix distribution
+     unknown invariants, drawn fault mix, emulation seconds, replay lines; phase walls; the seeds in
+     which each interleaving kind happened).
+Out: `build_swarm_report(result) -> str`: failures per invariant, the interleavings reached (a kind no
+     seed reached in red: a gap in the chaos), the fault-mix distribution
      of failing vs passing seeds (how often each fault kind was on, and how likely), seeds per
      second and where the wall time went, the slowest seeds, and each failing seed's replay,
      deep replay and shrink lines. `fast_swarm` uploads it to ``swarms/SWARM_ID/report/index.html``.
@@ -13,8 +15,9 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from .interleavings import INTERLEAVINGS
 from .nemesis import FAULT_KINDS
-from .report import CSS, VERDICT_COLOURS, _plt, _png
+from .report import CSS, VERDICT_COLOURS, _plt, _png, template
 from .scenario import INVARIANTS
 
 SLOWEST = 10
@@ -76,8 +79,6 @@ def _plot_mix(mix: list[dict]) -> str | None:
 
 
 def build_swarm_report(result: dict) -> str:
-    from .report import template
-
     runs = result["runs"]
     counts: dict[str, int] = {}
     for r in runs:
@@ -98,4 +99,6 @@ def build_swarm_report(result: dict) -> str:
         css=CSS, result=result, colours=VERDICT_COLOURS, counts=counts, failing=failing[:FAILING_LISTED],
         failing_total=len(failing), mix=mix, slowest=slowest, rate=result["judged"] / wall if wall else None,
         unknown=[r for r in runs if r["verdict"] == "unknown"][:FAILING_LISTED],
-        failures_png=_plot_failures(counts), mix_png=_plot_mix(mix), walls=result.get("walls") or {})
+        failures_png=_plot_failures(counts), mix_png=_plot_mix(mix), walls=result.get("walls") or {},
+        interleavings=[(kind, what, (result.get("interleavings") or {}).get(kind, 0))
+                       for kind, what in INTERLEAVINGS.items()])

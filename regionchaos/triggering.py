@@ -46,7 +46,7 @@ class Triggering:
         if em.stats["finished"] or index >= self.limit:
             return
         f = em.sc.flink
-        if len(em.coordinator.pending) >= f.max_concurrent:
+        if len(em.coordinator.pending) + len(em.coordinator.leaked) >= f.max_concurrent:
             self.waiting = index
             return
         if self.last_end_ms is not None and em.clock.now_ms < self.last_end_ms + f.min_pause_ms:

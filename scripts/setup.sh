@@ -3,7 +3,7 @@
 #   Java 17 or newer (for Spark), a Python 3.11 virtualenv in .venv with the pinned
 #   dependency set (requirements.lock), the package itself, and with --browser
 #   Debian's Chromium for the browser tests, and the pinned Apache Flink distribution for the
-#   real-Flink backend (issue 31) in its own folder .flink/FLINK_VERSION/ (353 MB, about 15 s;
+#   real-Flink backend in its own folder .flink/FLINK_VERSION/ (353 MB, about 15 s;
 #   --no-flink or REGIONCHAOS_FLINK=0 leaves it out). A second run does nothing.
 #   On a fresh Debian it installs what is missing with apt (as root): a JRE, the venv
 #   module of Python (python3.11-venv), Chromium. A half-made .venv (no python, a
@@ -138,7 +138,7 @@ if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   say "installing Debian chromium + chromium-driver"
   apt_install chromium chromium-driver
 fi
-# 4. The pinned Apache Flink distribution (issue 31), unless --no-flink, and only when missing.
+# 4. The pinned Apache Flink distribution, unless --no-flink, and only when missing.
 #    --no-deps --target: the wheel carries a full distribution (pyflink/bin, pyflink/lib) and the
 #    scripts need only bash and Java; its Python pins (py4j, pyarrow, numpy, protobuf) clash with
 #    requirements.lock, so nothing of it goes into .venv. regionchaos.flink.dist finds it there.

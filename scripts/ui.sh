@@ -43,8 +43,10 @@ logs="$AIRFLOW_HOME/ui"
 mkdir -p "$logs" "$runs_dir/s3"
 log_port="${AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT:-8793}"
 export AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT="$log_port"
-# the embedded S3 accepts any credentials; these only sign the requests
-export AIRFLOW_CONN_REGIONCHAOS_S3="{\"conn_type\": \"aws\", \"login\": \"regionchaos\", \"password\": \"regionchaos-local\", \"extra\": {\"endpoint_url\": \"http://127.0.0.1:$s3_port\", \"bucket\": \"regionchaos\", \"prefix\": \"runs\"}}"
+# the embedded S3 accepts any credentials; these only sign the requests. No "prefix" (its default, runs, is
+# meant): Airflow's secrets masker reads every value of a connection's extra, and warns in each task's log
+# ("Skipping masking for a secret as it's too short") of one under 5 characters
+export AIRFLOW_CONN_REGIONCHAOS_S3="{\"conn_type\": \"aws\", \"login\": \"regionchaos\", \"password\": \"regionchaos-local\", \"extra\": {\"endpoint_url\": \"http://127.0.0.1:$s3_port\", \"bucket\": \"regionchaos\"}}"
 export REGIONCHAOS_LOCAL_DIR="$runs_dir"
 # the same credentials for every process here (the plugin's runs view reads them from its own
 # environment; tasks take them from the connection): only the local S3 ever sees them
@@ -105,7 +107,7 @@ wait_for "the api-server" "http://127.0.0.1:$port/api/v2/monitor/health" 300
 
 passwords="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
 echo "Airflow UI:   http://127.0.0.1:$port   (user admin, password: $(python -c "import json, sys; print(json.load(open(sys.argv[1])).get('admin', '?'))" "$passwords" 2>/dev/null || echo "see $passwords"))"
-echo "Chaos runs:   http://127.0.0.1:$port/regionchaos/   (Browse > Chaos runs)"
+echo "Chaos runs:   http://127.0.0.1:$port/plugin/chaos   (Browse > Chaos runs)"
 echo "local S3:     http://127.0.0.1:$s3_port, objects under $runs_dir/s3"
 echo "logs:         $logs/*.log       Ctrl-C stops everything"
 wait -n "${pids[@]}" || true

@@ -10,7 +10,10 @@ Out: the run's emulation artifacts (docs/ARTIFACTS.md: ``scenario.json``, checkp
      first so a re-run of a run id is idempotent, while holding the run id's lease
      (`regionchaos.storage.RunLease`: a second job of the same run id is refused, exit 3); one JSON line on stdout (run id, control
      plane stats, data plane stats). Validation and the report are separate jobs.
-Exit codes (`regionchaos.run.ExitCode`): 0 emulated, 2 bad input, 3 infrastructure error.
+Exit codes (`regionchaos.judge.policy`): 0 emulated, 2 bad input, 3 infrastructure error.
+
+The package is imported inside `main`, after the arguments are parsed: it imports boto3 and pyspark's
+helpers, and ``--help`` answers without them.
 
 Without ``--s3-endpoint`` an embedded S3 server runs inside this driver for the job's
 duration (its objects vanish with it: for trying the job out). Also runs as plain
@@ -46,8 +49,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from regionchaos import runner
-    from regionchaos.run import ExitCode, parse_set
-    from regionchaos.runid import check_run_id
+    from regionchaos.judge.policy import bad_input, done, infrastructure
+    from regionchaos.run import parse_set
+    from regionchaos.run.ids import check_run_id
     from regionchaos.scenario import ScenarioError, check_mutant, load, require_emulation
     from regionchaos.spark import get_spark
     from regionchaos.storage import ObjectStore, RunLease, StorageConfig, StorageError, ensure_storage
@@ -59,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         check_run_id(args.run_id or runner.default_run_id(scenario, mutant), "--run-id")  # one path segment
     except ScenarioError as exc:
         print(exc, file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return bad_input(str(exc)).exit_code
     run_id = args.run_id or runner.default_run_id(scenario, mutant)
     replay = runner.replay_line(args.scenario, scenario.seed, overrides, mutant)
     try:
@@ -78,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                               "s3": store.stats.as_dict()}, sort_keys=True, default=str))
     except StorageError as exc:
         print(f"storage error: {exc}", file=sys.stderr)
-        return ExitCode.UNKNOWN
-    return ExitCode.VALID
+        return infrastructure(str(exc)).exit_code
+    return done(f"emulated {run_id}").exit_code
 
 
 if __name__ == "__main__":

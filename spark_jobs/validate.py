@@ -7,10 +7,14 @@ In:  a run id whose artifacts (docs/ARTIFACTS.md) are under ``s3://BUCKET/runs/R
 Out: under the run prefix: ``validation/results.json`` and one GX result per suite,
      ``datadocs/`` (GX Data Docs, ``datadocs/index.html``), ``report/index.html`` and
      ``summary.json`` (the DESIGN.md contract); one JSON line on stdout (run id, verdict,
-     failed and unknown checks, report location). Holds the run id's lease while it works
+     failed and unknown invariants, report location, outcome). Holds the run id's lease while it works
      (`regionchaos.storage.RunLease`): refused (exit 3) while another job holds the run id.
-Exit codes (`regionchaos.run.ExitCode`): 0 valid, 1 invariant violated, 2 bad input, 3 unknown verdict or infrastructure
-error (as ``regionchaos run``).
+Exit codes: the one outcome table (`regionchaos.judge.policy`, README: Outcomes), as ``regionchaos run``:
+0 valid or a declared finding, 1 a violation no finding explains, a finding gone or a mutant, 2 bad input,
+3 unknown or an infrastructure error.
+
+The package is imported inside `main`, after the arguments are parsed: it imports boto3, and ``--help``
+answers without it.
 
 Thin on purpose: it is `regionchaos.runner.finish_stored`, the path every run is judged, summed up
 (`regionchaos.run.summary.build_summary`) and reported by.
@@ -38,35 +42,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from regionchaos.run import ExitCode, exit_code
+    from regionchaos.judge.engine import judging_session
+    from regionchaos.judge.policy import bad_input, infrastructure
     from regionchaos.runid import run_id_problem
     from regionchaos.runner import finish_stored
     from regionchaos.storage import ObjectStore, StorageConfig, StorageError
-    from regionchaos.validate import judging_session
 
     if run_id_problem(args.run_id) is not None:  # never a prefix outside runs/RUN_ID/
         print(f"--run-id: {run_id_problem(args.run_id)}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return bad_input(f"--run-id: {run_id_problem(args.run_id)}").exit_code
     config = StorageConfig(endpoint_url=args.s3_endpoint, bucket=args.bucket)
     try:
         store = ObjectStore.for_run(config, args.run_id)
         store.check_ready()
         if store.get_or_none("scenario.json") is None:  # spark_jobs/emulate.py writes it first
             print(f"nothing to validate: no run at {store.uri()} (no scenario.json)", file=sys.stderr)
-            return ExitCode.BAD_INPUT
+            return bad_input(f"no run at {store.uri()}").exit_code
         spark = judging_session(f"regionchaos-validate-{args.run_id}")
         summary = finish_stored(config, args.run_id, spark=spark, docs=not args.no_docs)  # holds the run id's lease
     except ValueError as exc:  # a malformed run id
         print(f"bad input: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return bad_input(str(exc)).exit_code
     except StorageError as exc:  # RunIdBusy included: another job holds the run id
         print(f"storage error: {exc}", file=sys.stderr)
-        return ExitCode.UNKNOWN
-    print(json.dumps({"run_id": args.run_id, "verdict": summary["verdict"],
-                      "failed": [c["name"] for c in summary["checks"] if c.get("success") is False],
-                      "unknown": [c["name"] for c in summary["checks"] if c.get("success") is None],
-                      "report": summary["report"]}, sort_keys=True))
-    return exit_code(summary)
+        return infrastructure(str(exc)).exit_code
+    print(json.dumps({"run_id": args.run_id, "verdict": summary["verdict"], "failed": summary["failed"],
+                      "unknown": summary["unknown"], "report": summary["report"], "outcome": summary["outcome"]},
+                     sort_keys=True))
+    return summary["outcome"]["exit_code"]  # the policy's (`regionchaos.judge.policy`), as summary.json says
 
 
 if __name__ == "__main__":

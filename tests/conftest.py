@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool"]
+pytest_plugins = ["tests.conftest_storage", "tests.conftest_spark", "tests.judge_pool", "tests.conftest_heavy", "pytester"]
 
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m")  # the docstring
 
@@ -59,8 +59,8 @@ def file_group(rootpath: Path, nodeid: str) -> str:
     return SPARK_GROUP if uses_spark(rootpath / path) else path
 
 
-# Files that each take minutes of wall time outside the Spark group (a fresh clone's run, 22nd session:
-# 272, 134 and 122 s; the Spark group 447 s, everything else 93 s): handed out right after the Spark group,
+# Files that each take minutes of wall time outside the Spark group (a fresh clone's run: 272,
+# 134 and 122 s; the Spark group 447 s, everything else 93 s): handed out right after the Spark group,
 # longest first, so that they run beside it. xdist's own order (most tests first) handed them out last,
 # after dozens of small files, and the Spark worker, done first, then took test_cluster.py on its own.
 LONG_FILES = ("tests/test_airflow_e2e.py", "tests/test_airflow_browser.py", "tests/test_cluster.py")

@@ -21,9 +21,9 @@ import pytest
 
 _DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 # The heap of the tests' one long-lived driver JVM (unless REGIONCHAOS_SPARK_DRIVER_MEMORY says otherwise): it judges
-# hundreds of runs, and collects less with more heap. Measured (bench/results/probes/README.md, 30th session):
+# hundreds of runs, and collects less with more heap. Measured (bench/results/probes/README.md, "The driver's heap"):
 # tests/test_swarm.py and tests/test_validate.py in one process, alternating, 100.6 and 96.3 JVM CPU s with 2.5 GB
-# against 106.5 and 101.7 with the 1.5 GB default; 1 GB had made the whole command a minute slower (28th session).
+# against 106.5 and 101.7 with the 1.5 GB default; 1 GB had made the whole command a minute slower.
 # Only this JVM: the CLI processes the tests start keep the default.
 TESTS_DRIVER_MEMORY = "2560m"
 

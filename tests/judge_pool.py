@@ -3,9 +3,10 @@
 In:  per module, a builder registered at import with `pooled(__name__, build)`: ``build(config,
      spark) -> [ObjectStore]`` emulates its runs into the shared S3 server (and tampers copies).
 Out: the session fixture `judge_pool`: on the first module's request it runs the builders of
-     every module with a selected test, judges all their stores in ONE `validate_runs` pass and
-     hands each module, through ``judge_pool.results(__name__)``, run id -> {"checks", "verdict"}
-     for its own runs. A builder that raised fails only its own module (its error is raised
+     every module with a selected test, judges all their stores in ONE pass
+     (`regionchaos.judge.runs.judge_stores`) and hands each module, through
+     ``judge_pool.results(__name__)``, run id -> `regionchaos.judge.Judgement` (held to the scenario
+     and mutant its ``scenario.json`` records) for its own runs. A builder that raised fails only its own module (its error is raised
      there); two modules that store the same run id are refused (one would judge the other's run).
 
 Why: a GX pass costs a fixed 7-12 JVM CPU seconds beyond its rows (bench/results/judge_profile/);
@@ -19,6 +20,8 @@ from collections.abc import Callable
 
 import pytest
 
+from regionchaos.judge import Judgement
+from regionchaos.judge.runs import judge_stores
 from regionchaos.storage import ObjectStore
 
 Builder = Callable[..., list[ObjectStore]]
@@ -39,13 +42,11 @@ class Pool:
     def __init__(self, config, spark, modules: set[str]):
         self.config, self.spark = config, spark
         self.modules = sorted(m for m in _BUILDERS if m in modules)
-        self.judged: dict[str, dict] | None = None
+        self.judged: dict[str, Judgement] | None = None
         self.run_ids: dict[str, list[str]] = {}
         self.errors: dict[str, BaseException] = {}
 
     def _judge_all(self) -> None:
-        from regionchaos.validate import validate_runs
-
         stores: list[ObjectStore] = []
         owner: dict[str, str] = {}
         for module in self.modules:
@@ -60,10 +61,10 @@ class Pool:
                     raise AssertionError(f"run id {run_id} stored by {owner[run_id]} and {module}")
                 owner[run_id] = module
             stores.extend(built)
-        self.judged = validate_runs(self.spark, stores) if stores else {}
+        self.judged = judge_stores(self.spark, stores)
 
-    def results(self, module: str) -> dict[str, dict]:
-        """Run id -> judged result of ``module``'s runs (the pass runs on the first call)."""
+    def results(self, module: str) -> dict[str, Judgement]:
+        """Run id -> the judgement of each of ``module``'s runs (the pass runs on the first call)."""
         if module not in self.modules:  # a module asks only from its own selected tests
             raise KeyError(f"{module} registered no builder (tests.judge_pool.pooled) or has no selected test")
         if self.judged is None:

@@ -1,12 +1,14 @@
 """Open a saved HTML page (a run report, a study, a swarm report) in headless Chromium.
 
 `open_offline(path, screenshot, evaluate)` loads ``path`` from disk, saves a full-page
-screenshot, and returns (``evaluate(page)``, every URL the page requested). Skips the test when
+screenshot, and returns (``evaluate(page)``, every URL the page requested); with ``network=False``
+every http(s) request is refused, as with the network off. Skips the test when
 Chromium (/usr/bin/chromium) or playwright is missing.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,7 +17,8 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 
 
-def open_offline(path: Path, screenshot: Path, evaluate: Callable[[Any], Any]) -> tuple[Any, list[str]]:
+def open_offline(path: Path, screenshot: Path, evaluate: Callable[[Any], Any], *,
+                 network: bool = True) -> tuple[Any, list[str]]:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} missing: apt-get install -y chromium")
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -25,6 +28,8 @@ def open_offline(path: Path, screenshot: Path, evaluate: Callable[[Any], Any]) -
                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            if not network:
+                page.route(re.compile(r"^https?://"), lambda route: route.abort())
             page.on("request", lambda r: requested.append(r.url))
             page.goto(Path(path).as_uri())
             page.wait_for_load_state("load")

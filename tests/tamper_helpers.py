@@ -123,5 +123,5 @@ def commit_keys(store: ObjectStore) -> list[str]:
 
 
 def failed_rules(result: dict, suite: str) -> list[str]:
-    check = next(c for c in result["checks"] if c["name"] == suite)
+    check = next(c for c in result.checks if c["name"] == suite)
     return list(check.get("failed_rules") or ())

@@ -174,12 +174,12 @@ def judged(judge_pool) -> dict[str, dict]:
 @pytest.mark.spark
 def test_the_deep_run_is_valid(judged):
     result = judged[BASE]
-    failing = [(c["name"], c.get("failed_rules"), c.get("error")) for c in result["checks"] if c["success"] is not True]
-    assert result["verdict"] == "valid" and not failing, failing
+    failing = [(c["name"], c.get("failed_rules"), c.get("error")) for c in result.checks if c["success"] is not True]
+    assert result.verdict == "valid" and not failing, failing
 
 
 @pytest.mark.spark
 def test_lost_acks_edited_into_acks_on_time_fail_the_rule(judged):
     result = judged[f"{BASE}-in-time"]
     assert RULE in H.failed_rules(result, "decisions_follow_rules"), [
-        (c["name"], c.get("failed_rules"), c.get("error")) for c in result["checks"] if c["success"] is not True]
+        (c["name"], c.get("failed_rules"), c.get("error")) for c in result.checks if c["success"] is not True]

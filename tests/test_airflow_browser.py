@@ -7,14 +7,18 @@ In:  `scripts/ui.sh --port P --s3-port Q` itself (the README's one local-UI comm
      ui.sh prints it; stopped with SIGTERM at the end, as Ctrl-C stops it.
 Out: pass/fail, and a screenshot per step under artifacts/screenshots/ (kept as the
      test's artifacts): login, trigger form with scenario, seed and mutant changed, the run
-     finished, the plugin's view with the run and its verdict, the run's report, refused
-     triggers (a malformed rescale plan; one the whole-form check refuses) with the error in the
-     form, the runs view with several nightly runs: its trend chart and its verdict filter; the
-     same run (one DAG run in this module: a caught mutant, failed-region-commits): failed in
-     red, its note, its task's "Chaos report" link and the report it opens, then its Data Docs
-     from the runs view inside Airflow's page (index, the failing notifications page with its
-     unexpected rows), with every request the page made going to 127.0.0.1; and ui.sh leaving
-     no process behind.
+     finished, the plugin's view with the run and its verdict, the run's report at its one address
+     inside Airflow, refused triggers (a malformed rescale plan; one the whole-form check refuses; a
+     typed -1 seed, which the field keeps) with the error in the form and no run, the runs view with
+     several nightly runs: its trend chart (hovered) and its verdict filter; the same run (one DAG
+     run in this module: a caught mutant, failed-region-commits): its run-id link opening the DAG run
+     in Airflow's top window, failed in red, its note, its task's "Chaos report" link and the report
+     it opens (the note's, the link's and the runs view's address one and the same), its task logs
+     (publish_report ending with one failure line and no traceback, chaos_run with no ERROR line and
+     the report's address, a link, last; no map-index label), then its Data Docs from the runs view
+     inside Airflow's page (index, the failing notifications page with its unexpected rows, separated
+     headers, the "Failed Only" filter), with every request the page made going to 127.0.0.1, and the
+     stored copy opened by file:// with the network off; and ui.sh leaving no process behind.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ import pytest
 from tests.airflow_server import Airflow, free_port, wait_for
 from tests.offline_page import wait_for_ready_handlers
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.airflow, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "plugins") not in sys.path:
@@ -182,6 +186,16 @@ def is_trigger_post(response) -> bool:
     return response.url.endswith(f"/dags/{DAG_ID}/dagRuns") and response.request.method == "POST"
 
 
+def in_airflow(airflow, path: str) -> str:
+    """A plugin page's one address inside Airflow's UI (`regionchaos_airflow.runs.in_airflow`)."""
+    return f"{airflow.base}/plugin/chaos/regionchaos{path}"
+
+
+def plugin_frame(page):
+    """The plugin's page in Airflow's frame (Airflow titles the frame with the view's name)."""
+    return page.frame_locator('iframe[title="Chaos runs"]')
+
+
 def open_trigger_form(page, airflow):
     page.goto(f"{airflow.base}/dags/{DAG_ID}")
     page.get_by_test_id("trigger-dag-button").click()
@@ -218,28 +232,40 @@ def test_trigger_from_the_form_and_find_the_run_with_its_verdict_in_the_plugin_v
     report.wait_for_load_state()
     page.screenshot(path=SHOTS / "07-report.png")
     assert SCENARIO in report.locator("body").inner_text()
+    page.wait_for_url(invalid_run.report_url)  # Airflow's address of the report: the note's and the link's too
+
+
+REFUSED = "No chaos run was started: correct this field and trigger again."  # the refusal's sentence, then the field
 
 
 @pytest.mark.parametrize(
-    "plan, error, shot",
-    [("3-2", "Rescale plan (rescale): '3-2' is not a plan like '3:2,7:1' or 'none'", "08-malformed-plan-refused"),
-     ("99:1", "Rescale plan (rescale): '99:1' rescales after checkpoint 99, but scenario smoke has 12 "
-              "checkpoints (indices 0 to 11)", "09-plan-beyond-the-scenario-refused")],
+    "section, field, typed, error, shot",
+    [("Rescale", "rescale", "3-2", "Rescale plan (rescale): '3-2' is not a plan like '3:2,7:1' or 'none'",
+      "08-malformed-plan-refused"),
+     ("Rescale", "rescale", "99:1", "Rescale plan (rescale): '99:1' rescales after checkpoint 99, but scenario smoke "
+                                    "has 12 checkpoints (indices 0 to 11)", "09-plan-beyond-the-scenario-refused"),
+     # typed key by key: Airflow's number input turned the "-" into NaN, then emptied itself, and the run
+     # started with the scenario's seed; the seed is a text field that keeps what was typed
+     ("Scenario", "seed", "-1", "Seed (seed): must be at least 0, got -1", "09b-negative-seed-refused")],
 )
-def test_an_invalid_value_in_the_form_is_refused_and_starts_no_run(page, airflow, plan, error, shot):
+def test_an_invalid_value_in_the_form_is_refused_and_starts_no_run(page, airflow, section, field, typed, error, shot):
     before = [r["dag_run_id"] for r in airflow.runs(DAG_ID)]
     dialog = open_trigger_form(page, airflow)
-    dialog.get_by_role("button", name="Rescale").click()
-    field = dialog.locator("#element_rescale")
-    field.fill(plan)
-    field.press("Tab")
+    dialog.get_by_role("button", name=section).click()
+    box = dialog.locator(f"#element_{field}")
+    box.press_sequentially(typed)
+    box.press("Tab")
+    kept = box.input_value()
     with page.expect_response(is_trigger_post) as posted:
         dialog.get_by_test_id("trigger-dag-submit").click()
+    assert kept == typed  # the field holds what was typed
     assert posted.value.status == 400
-    assert posted.value.json()["detail"] == error
+    assert posted.value.json()["detail"] == f"{REFUSED}\n{error}"
     message = dialog.get_by_test_id("error-alert")
     message.get_by_text(error).wait_for()  # the form shows the detail, naming the field
+    shown = message.inner_text()
     page.screenshot(path=SHOTS / f"{shot}.png")
+    assert REFUSED in shown  # a sentence about the run (Airflow heads the banner "400 Bad Request" itself)
     assert dialog.is_visible()  # still in the form, to correct the field
     assert [r["dag_run_id"] for r in airflow.runs(DAG_ID)] == before
 
@@ -277,10 +303,22 @@ def test_the_runs_view_shows_the_nightly_trend_and_filters_by_verdict(page, airf
     page.get_by_role("button", name="Browse").click()
     page.get_by_role("menuitem", name="Chaos runs").click()
     frame = page.frame_locator("iframe")
-    frame.locator("#trend").wait_for()
-    loaded = frame.locator("#trend").evaluate("e => e.complete && e.naturalWidth > 0")
+    chart = frame.locator("#trend")
+    chart.wait_for()
+    drawn = chart.evaluate("""c => { const ch = Chart.getChart(c);
+        return {labels: ch.data.labels, sets: ch.data.datasets.map(d => [d.label, d.data]), width: c.width}; }""")
+    bar = chart.evaluate("""c => { const b = Chart.getChart(c).getDatasetMeta(0).data[2];
+        return {x: b.x, y: (b.y + b.base) / 2}; }""")  # the third night's flip_bounds bar, in the canvas
+    chart.hover(position=bar)  # Chart.js's tooltip, as Airflow's own charts show one
+    frame.locator("body").evaluate("() => new Promise(done => requestAnimationFrame(() => done(true)))")
+    tooltip = chart.evaluate("""c => { const t = Chart.getChart(c).tooltip;
+        return {shown: t.opacity > 0, title: t.title, body: t.body.flatMap(b => b.lines)}; }""")
     page.screenshot(path=SHOTS / "10-runs-view-trend.png", full_page=True)
-    assert loaded
+    assert drawn["labels"] == [f"2026-11-{day} 00:00" for day in (19, 20, 21, 22)] and drawn["width"] > 300
+    assert drawn["sets"][0] == ["flip_bounds", [0, 0, 1, 0]]  # one series per invariant that failed
+    assert drawn["sets"][-1][0] == "checkpoint success (mean)"
+    assert tooltip["shown"] and tooltip["title"] == ["nightly DAG run of 2026-11-21 00:00"], tooltip
+    assert " flip_bounds: failed in 1 run" in tooltip["body"], tooltip
     assert "4 nightly DAG runs" in frame.locator("body").inner_text()
     frame.locator("#filter-verdict").select_option("invalid")
     frame.get_by_role("button", name="Filter").click()
@@ -321,8 +359,7 @@ def invalid_run(page, airflow) -> InvalidRun:
     dialog.get_by_role("button", name="Scenario").click()
     assert dialog.locator("input[name=element_scenario]").input_value() == "smoke"  # the default
     dialog.locator("input[name=element_scenario]").fill(SCENARIO)  # text, the catalogue as suggestions
-    seed_id = dialog.locator('[id="number-input:element_seed:inc"]').get_attribute("aria-controls")
-    seed = dialog.locator(f'[id="{seed_id}"]')
+    seed = dialog.locator("#element_seed")  # a text field: the number as typed
     seed.fill(str(SEED))
     seed.press("Tab")
     dialog.get_by_role("button", name="Mutant").click()
@@ -335,11 +372,12 @@ def invalid_run(page, airflow) -> InvalidRun:
         dialog.get_by_test_id("trigger-dag-submit").click()
     assert posted.value.status == 200, posted.value.text()
     created = posted.value.json()
-    assert (created["conf"]["scenario"], created["conf"]["seed"], created["conf"]["mutant"]) == (SCENARIO, SEED, MUTANT)
+    conf = created["conf"]
+    assert (conf["scenario"], conf["seed"], conf["mutant"]) == (SCENARIO, str(SEED), MUTANT)  # the seed as typed
     page.screenshot(path=SHOTS / "04-triggered.png")
     run_id = created["dag_run_id"]
     key = run_key(SCENARIO, f"s{SEED}", MUTANT, run_id)
-    return InvalidRun(run_id, key, wait_for_state(airflow, run_id), f"{airflow.base}/regionchaos/runs/{key}/report")
+    return InvalidRun(run_id, key, wait_for_state(airflow, run_id), in_airflow(airflow, f"/runs/{key}/report"))
 
 
 def stored_summary(airflow, key: str) -> dict:
@@ -384,13 +422,79 @@ def test_an_invalid_manual_run_is_red_with_its_note_and_its_chaos_report_link(pa
     page.screenshot(path=SHOTS / "14-invalid-run-chaos-report-link.png")
     assert link.get_attribute("href") == invalid_run.report_url
     link.click()
-    page.wait_for_url(invalid_run.report_url)
+    page.wait_for_url(invalid_run.report_url)  # the note's address: the report inside Airflow's page
     report = wait_for_frame(page, f"/runs/{invalid_run.key}/report/index.html")
     report.get_by_text("failed invariants:").first.wait_for()
     page.screenshot(path=SHOTS / "15-invalid-run-report.png")
-    heading = page.locator("h1").first.inner_text()
+    heading = plugin_frame(page).locator("h1").inner_text()
+    assert page.get_by_role("button", name="Browse").is_visible()  # in Airflow's page, its sidebar
     assert invalid_run.key in heading and "invalid" in heading, heading
     assert f"mutant {MUTANT}" in report.locator("body").inner_text()
+
+
+def test_the_run_id_link_opens_the_dag_run_in_airflow_s_top_window(page, airflow, invalid_run):
+    """Airflow frames the plugin's view in a sandbox without allow-top-navigation: the link to the DAG
+    run replaces Airflow's page itself, never nesting a second Airflow (two sidebars) in the frame."""
+    page.goto(in_airflow(airflow, "/"))
+    plugin_frame(page).locator(f'tr[data-run-id="{invalid_run.key}"] a.dag-run').click()
+    dag_run_page = f"{airflow.base}/dags/{DAG_ID}/runs/{urllib.parse.quote(invalid_run.dag_run_id, safe='')}"
+    page.wait_for_url(dag_run_page)
+    page.get_by_text("publish_report").first.wait_for()
+    page.screenshot(path=SHOTS / "11b-run-id-link-opens-the-dag-run.png")
+    assert [f.url for f in page.frames] == [dag_run_page]  # Airflow's own page, no frame in it
+    assert page.get_by_role("button", name="Browse").count() == 1  # one sidebar
+
+
+def task_log(airflow, invalid_run, task_id: str) -> list[dict]:
+    """The task's log records of its first try, as Airflow serves them (what its log view shows)."""
+    quoted = urllib.parse.quote(invalid_run.dag_run_id, safe="")
+    status, body = airflow.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{quoted}/taskInstances/{task_id}/logs/1")
+    assert status == 200, body
+    return [e for e in body["content"] if isinstance(e, dict)]
+
+
+def own_lines(records: list[dict]) -> list[dict]:
+    """The records a task's own code wrote: between Airflow's Pre Execute and Post Execute groups."""
+    events = [str(e.get("event")) for e in records]
+    start = events.index("::endgroup::", events.index("::group::Pre Execute"))
+    end = events.index("::group::Post Execute", start)
+    return records[start + 1:end]
+
+
+def test_the_invalid_run_s_logs_end_with_one_failure_line_and_the_report_s_address(page, airflow, invalid_run):
+    failed = [c["name"] for c in stored_summary(airflow, invalid_run.key)["checks"] if not c["success"]]
+    publish = task_log(airflow, invalid_run, "publish_report")
+    errors = [e for e in publish if e.get("level") in ("error", "critical")]
+    last = own_lines(publish)[-1]
+    # one line: the verdict, the failed invariants, the report's address; no traceback, no second try
+    assert errors == [last] and last["event"] == "Task exited", errors
+    assert last["exit_code"] == (f"run {invalid_run.key} invalid: the checks caught mutant {MUTANT}; failed "
+                                 f"invariants: {', '.join(failed)}; report: {invalid_run.report_url}")
+    assert not any("error_detail" in e for e in publish)
+    chaos_run = task_log(airflow, invalid_run, "chaos_run")
+    assert [e for e in chaos_run if e.get("level") in ("error", "critical")] == []  # it did not fail: no ERROR line
+    assert own_lines(chaos_run)[-1]["event"] == f"regionchaos report in Airflow: {invalid_run.report_url}"
+    jvm = [e for e in chaos_run if str(e.get("event")).startswith(("WARNING: Using incubator", "Picked up JAVA_"))]
+    assert jvm and {e["level"] for e in jvm} == {"warning"}, jvm  # the JVM's stderr, at WARNING
+    texts = " ".join(str(e.get("event")) for e in chaos_run)
+    assert "Returned value was" not in texts and "Skipping masking" not in texts
+    quoted = urllib.parse.quote(invalid_run.dag_run_id, safe="")
+    status, body = airflow.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{quoted}/taskInstances")
+    assert status == 200 and {ti["task_id"]: ti["rendered_map_index"] for ti in body["task_instances"]} == {
+        "resolve_scenario": None, "chaos_run": None, "publish_report": None}  # unmapped: no map-index label
+    assert {ti["try_number"] for ti in body["task_instances"]} == {1}
+
+    run_page = f"{airflow.base}/dags/{DAG_ID}/runs/{quoted}"
+    page.goto(f"{run_page}/tasks/publish_report")
+    page.get_by_text("Task exited").wait_for()
+    shown = page.locator("body").inner_text()
+    page.screenshot(path=SHOTS / "14b-publish-report-log.png")
+    assert "Task failed with exception" not in shown and "Traceback" not in shown
+    page.goto(f"{run_page}/tasks/chaos_run")
+    address = page.get_by_role("link", name=invalid_run.report_url)  # Airflow's log view made it a link
+    address.wait_for()
+    page.screenshot(path=SHOTS / "14c-chaos-run-log.png")
+    assert address.get_attribute("href") == invalid_run.report_url
 
 
 def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(page, airflow, invalid_run):
@@ -401,9 +505,10 @@ def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(
         page.goto(airflow.base + "/")
         page.get_by_role("button", name="Browse").click()
         page.get_by_role("menuitem", name="Chaos runs").click()
-        view = page.frame_locator("iframe")
+        view = plugin_frame(page)
         view.locator(f'tr[data-run-id="{invalid_run.key}"]').get_by_role("link", name="Data Docs").click()
-        docs = view  # the link opens in the view's frame, inside Airflow's page
+        page.wait_for_url(in_airflow(airflow, f"/runs/{invalid_run.key}/datadocs"))  # their one address in Airflow
+        docs = view.frame_locator("#docs")  # under the run's facts, inside Airflow's page
         rows = docs.locator("table.ge-index-page-validation-results-table tbody tr")
         rows.first.wait_for()  # filled by bootstrap-table from the page's data: its scripts ran
         filters = docs.locator("table.ge-index-page-validation-results-table .filter-control select").count()
@@ -411,30 +516,95 @@ def test_the_invalid_run_s_data_docs_render_inside_airflow_asking_only_loopback(
             "e => getComputedStyle(e).fontWeight")  # bootstrap's table styles
         docs_origin = docs.locator("body").evaluate("() => self.origin")
         index_text = docs.locator("body").inner_text()
-        in_airflow = page.get_by_role("button", name="Browse").is_visible()
+        in_airflow_page = page.get_by_role("button", name="Browse").is_visible()
         page.screenshot(path=SHOTS / "16-datadocs-index-in-airflow.png")
-        assert in_airflow and docs_origin == "null"  # inside Airflow's page, off its origin (sandboxed)
+        assert in_airflow_page and docs_origin == "null"  # inside Airflow's page, off its origin (sandboxed)
         assert filters > 0 and header_weight in ("700", "bold"), (filters, header_weight)
         assert invalid_run.key in index_text and "notifications" in index_text
+        assert "Stay current on everything GX" not in index_text  # GX's newsletter footer is gone
 
         wait_for_ready_handlers(docs)  # the rows' click handler is bound when the document is ready
         rows.filter(has_text="notifications").click()  # a row's script opens its validation page
         # the failed rule's own table of unexpected rows (nested in GX's results table: the innermost one)
         unexpected = docs.locator("table:not(:has(table))").filter(has=docs.locator("th", has_text="checkpoint_id"))
         unexpected.first.wait_for()
-        page.screenshot(path=SHOTS / "17-datadocs-notifications-unexpected-rows.png")
+        headers = header_boxes(unexpected.first)
+        icons = docs.locator("body").evaluate("""async () => { await document.fonts.ready;
+            return [...document.fonts].filter(f => f.family.includes("Font Awesome")).map(f => f.status); }""")
         page_text = docs.locator("body").inner_text()
         details = unexpected.first.locator("tbody tr td:last-child").all_inner_texts()
+        expectations = docs.locator(".ge-section table > tbody > tr:has(td:first-child i.fas)")
+        shown_before = expectations.filter(visible=True).count()
+        docs.get_by_text("Failed Only").click()  # GX's filter: the expectations that passed fade out
+        passed = docs.locator(".ge-section table > tbody > tr:has(td:first-child i.fa-check-circle)")
+        passed.last.wait_for(state="hidden")
+        shown_after = [t[:40] for t in expectations.filter(visible=True).all_inner_texts()]
+        page.screenshot(path=SHOTS / "17-datadocs-notifications-unexpected-rows.png")
     finally:
         page.context.remove_listener("request", record)
     check = next(c for c in stored_summary(airflow, invalid_run.key)["checks"] if c["name"] == "notifications")
     assert "Expectation Suite: notifications" in page_text and "Status: Failed" in re.sub(r"\s+", " ", page_text)
     assert f"{check['unexpected_count']} violating rows" in page_text, page_text[:3000]
     assert details and details == [e["detail"] for e in check["examples"]][:len(details)], details
+    assert_separated(headers)
+    assert "loaded" in icons and "error" not in icons, icons  # the status icons' font, from the docs' own copy
+    assert shown_before > len(shown_after) == len(check["failed_rules"]), (shown_before, shown_after)
     assert any("/regionchaos/public/dd/" in url for url in requested), requested  # the docs' own requests seen
-    assert any(url.endswith("/public/assets/vendor/bootstrap-table.min.js") for url in requested)
+    assert any(url.endswith("/datadocs/static/vendor/bootstrap-table.min.js") for url in requested)  # their copy
     hosts = {urlsplit(url).hostname for url in requested if not url.startswith(("data:", "about:", "blob:"))}
     assert hosts == {"127.0.0.1"}, sorted(u for u in requested if urlsplit(u).hostname != "127.0.0.1")
+
+
+def header_boxes(table) -> list[dict]:
+    """The column headers of a table: text, left and right edges of the cell and of its text."""
+    return table.locator("thead th").evaluate_all("""ths => ths.map(th => { const r = document.createRange();
+        r.selectNodeContents(th); const text = r.getBoundingClientRect(), cell = th.getBoundingClientRect();
+        return {text: th.innerText.trim(), left: cell.left, right: cell.right,
+                textLeft: text.left, textRight: text.right}; })""")
+
+
+def assert_separated(headers: list[dict], gap_px: float = 6.0) -> None:
+    """The violating rows' column names stand apart: padding inside each cell on both sides of its text,
+    so two neighbouring names are at least ``gap_px`` apart (they ran together: "checkpoint_idregion...")."""
+    assert [h["text"] for h in headers][:3] == ["checkpoint_id", "region", "subtask"], headers
+    for left, right in zip(headers, headers[1:]):
+        assert right["textLeft"] - left["textRight"] >= gap_px, (left, right)
+
+
+def test_the_stored_data_docs_render_by_file_url_with_the_network_off(browser, local_ui, invalid_run, tmp_path):
+    """The run's Data Docs as stored (the same bytes as a local run's mirror under .runs/RUN/datadocs/),
+    copied out of the local S3 and opened from disk, every http(s) request refused."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=local_ui.s3_endpoint, region_name="us-east-1", **UI_CREDENTIALS)
+    prefix = f"{UI_PREFIX}/{invalid_run.key}/datadocs/"
+    keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=UI_BUCKET, Prefix=prefix)
+            for o in page.get("Contents", [])]
+    for key in keys:
+        target = tmp_path / key[len(prefix):]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        client.download_file(UI_BUCKET, key, str(target))
+    client.close()
+    (validation,) = (tmp_path / "validations" / "notifications").rglob("*.html")
+    requested: list[str] = []
+    offline = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        offline.route(re.compile(r"^https?://"), lambda route: route.abort())  # the network is off
+        offline.on("request", lambda request: requested.append(request.url))
+        offline.goto(validation.as_uri())
+        unexpected = offline.locator("table:not(:has(table))").filter(
+            has=offline.locator("th", has_text="checkpoint_id"))
+        unexpected.first.wait_for()
+        drawn = offline.locator(".bootstrap-table").count()  # tables bootstrap-table drew: the docs' scripts ran
+        headers = header_boxes(unexpected.first)
+        text = offline.locator("body").inner_text()
+        offline.screenshot(path=SHOTS / "18-datadocs-stored-copy-offline.png", full_page=True)
+    finally:
+        offline.close()
+    assert drawn > 0 and "violating rows" in text
+    assert_separated(headers)
+    assert requested and all(url.startswith("file://") for url in requested), \
+        [url for url in requested if not url.startswith("file://")]
 
 
 def test_ui_sh_stops_everything_it_started_on_sigterm(local_ui):

@@ -5,8 +5,8 @@ In:  scripts/demo_airflow.sh (sources scripts/airflow-env.sh: Airflow on SQLite 
      ``airflow dags trigger`` CLI with a bad param, and a real api-server (with its
      dag-processor, no scheduler; tests/airflow_server.py) taking triggers over REST.
 Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state
-     (a caught mutant fails the run, with the failed invariants in the failure message, the
-     verdict in the run's note and the "Chaos report" link of its tasks); a task log without
+     (a caught mutant fails the run, manual or swarm, with the failed invariants in the failure
+     message, the verdict in the run's note and the "Chaos report" link of its tasks); a task log without
      GX's INFO flood, with progress lines; a clear refusal of a bad value, naming the form
      field, and no DAG run created for it.
 """
@@ -24,7 +24,7 @@ import pytest
 
 from tests.airflow_server import start_airflow
 
-pytestmark = pytest.mark.airflow
+pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TIMEOUT_S = int(os.environ.get("REGIONCHAOS_DEMO_TIMEOUT_S", "600"))  # longer on a crowded machine
@@ -95,6 +95,17 @@ def test_the_demo_runs_the_manual_dag_and_prints_verdict_and_report(demo, airflo
     assert local_report.read_text().lstrip().lower().startswith(("<!doctype html", "<html"))
     assert dag_runs(airflow_home) == [(dag_runs(airflow_home)[0][0], "success")]
     assert demo.log and not re.findall(r"^.*\[error\s*\].*$", demo.log, re.M)  # e.g. the link's "XCom not found"
+    # the summary is an XCom, not echoed into the log; the log ends with where the report is
+    assert "Returned value was: {'findings'" not in demo.log and "Done. Returned value not shown" in demo.log
+    chaos_run = demo.log.split("starting task_id=chaos_run")[1].splitlines()
+    own = chaos_run[:next(i for i, line in enumerate(chaos_run) if "::group::Post Execute" in line)]
+    # the task's last line (a log record: `operators.account`), then Airflow's Post Execute group
+    assert re.search(rf"\] regionchaos report \(local copy\): {re.escape(str(local_report))} +\[regionchaos_airflow",
+                     own[-1]), own[-3:]
+    # the local copy of the Data Docs asks no other host (written offline: regionchaos/datadocs.py)
+    pages = list((airflow_home / "runs" / run_id / "datadocs").rglob("*.html"))
+    assert pages and (airflow_home / "runs" / run_id / "datadocs" / "static" / "vendor" / "jquery.min.js").is_file()
+    assert not [p for p in pages if re.search(r"<(script|link)\b[^>]*(src|href)=[\"']https?://", p.read_text())]
 
 
 def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look(mutant_demo, airflow_home):
@@ -107,10 +118,14 @@ def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look
     failed = re.search(r"^regionchaos failed invariants: (.+)$", out, re.M).group(1).split(", ")
     assert "notifications" in failed, out
     # the task's failure message, after the report was published
-    url = f"http://127.0.0.1:8091/regionchaos/runs/{run_id}/report"  # the report page in the plugin
+    url = f"http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/{run_id}/report"  # the report page, inside Airflow
     assert f"regionchaos report in Airflow: {url}" in out
-    assert (f"AirflowFailException: run {run_id} invalid: the checks caught mutant failed-region-commits; "
+    # one failure line (Airflow's "Task exited", operators.RunFailed), no traceback, no retry
+    assert (f"task failed: run {run_id} invalid: the checks caught mutant failed-region-commits; "
             f"failed invariants: {', '.join(failed)}; report: {url}") in out, out
+    publish = log.split("starting task_id=publish_report")[1]
+    assert "Traceback" not in publish and "Task failed with exception" not in publish, publish[-3000:]
+    assert len(re.findall(r"\[error\s*\] Task exited", publish)) == 1
     assert re.search(r"dag run: failed \(airflow exit [1-9]\d*\)", out), out  # `airflow dags test` exits non-zero
     # the DAG run's note (the plugin's listener) and the tasks' "Chaos report" links
     ((dag_run_id, state),) = [r for r in dag_runs(airflow_home) if r[1] != "success"]
@@ -173,10 +188,11 @@ def test_a_run_created_around_the_api_server_fails_its_first_task_naming_the_fie
     assert "regionchaos verdict" not in failed.stdout
 
 
-def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(demo, airflow_home):
+def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_a_caught_mutant_turns_it_red(demo, airflow_home):
     """`airflow dags test regionchaos_swarm`: six smoke seeds in two mapped batches, each a fast
     swarm (seeds as Spark tasks, tables under swarms/, one GX pass); with the mutant
-    failed-region-commits the run succeeds only if some seed catches it, through notifications."""
+    failed-region-commits some seed catches it, through notifications, and the DAG run is red by the
+    one outcome table (a caught mutant exits 1), its summarize task saying so."""
     conf = '{"scenario": "smoke", "seeds": 6, "first_seed": 1, "batch_size": 3, "mutant": "failed-region-commits"}'
     log = airflow_home / "swarm.log"
     proc = subprocess.run(
@@ -186,15 +202,19 @@ def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_catches_a_mutant(de
         timeout=DEMO_TIMEOUT_S,
     )
     text = log.read_text()
-    assert proc.returncode == 0, text[-4000:]
-    assert re.search(r"DagRun Finished: .*state=success", text), text[-4000:]
+    assert proc.returncode != 0, text[-4000:]
+    assert re.search(r"DagRun Finished: .*state=failed", text), text[-4000:]
     batches = re.findall(r"batch \d: 3 judged, (\d) failing, 0 unknown in [\d.]+ s; tables: s3://\S+/swarms/(\S+)/tables/",
                          text)
-    assert len(batches) == 2, text[-4000:]
+    assert len(batches) == 2, text[-4000:]  # both batches ran: red is the summary's decision, not a crash
     assert sum(int(failing) for failing, _ in batches) >= 1
     caught = re.findall(r"seed (\d): invalid \[([^\]]*)\]; replay: regionchaos run --scenario smoke --seed \1 .*"
                         r"--mutant failed-region-commits; deep replay: regionchaos replay (\S+) --seed \1", text)
     assert any("notifications" in failed for _, failed, _ in caught), text[-4000:]
+    said = re.search(r"swarm outcome: swarm of 6 seed\(s\) with mutant failed-region-commits: the checks caught mutant "
+                     r"failed-region-commits on (\d) of 6 seeds .*\(exit 1\)", text)
+    assert said and int(said.group(1)) == sum(int(failing) for failing, _ in batches), text[-4000:]
+    assert "AirflowFailException: swarm failed:" in text
     assert "great_expectations._docs_decorators" not in text  # GX's INFO lines stay out of the task log
 
 
@@ -227,21 +247,25 @@ def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(api_server
     before = api_server.runs(MANUAL)
     status, body = trigger(api_server, {"scenario": "smoke", "seed": 3, "rescale": rescale})
     assert status == 400, body
-    assert body["detail"] == f"Rescale plan (rescale): {reason}"
+    assert body["detail"] == f"No chaos run was started: correct this field and trigger again.\nRescale plan (rescale): {reason}"
     assert api_server.runs(MANUAL) == before
 
 
 def test_the_api_server_names_form_fields_not_scenario_keys(api_server):
     before = api_server.runs(MANUAL)
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": -1})
-    assert (status, body["detail"]) == (400, "Seed (seed): must be at least 0, got -1")
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
+    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": "-1"})  # as the form types it
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
     status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1})
     assert status == 400
-    assert body["detail"] == ("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
+    assert body["detail"] == ("No chaos run was started: correct this field and trigger again.\n"
+                              "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
                               "scenario smoke (at most one TaskManager per subtask): at least 2")
     assert "topology." not in json.dumps(body)
     status, body = trigger(api_server, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
-    assert (status, body["detail"]) == (400, "Seeds (seeds): must be at least 1, got 0")
+    assert (status, body["detail"]) == (400, "No swarm was started: correct this field and trigger again.\n"
+                                             "Seeds (seeds): must be at least 1, got 0")
     assert api_server.runs(MANUAL) == before
     assert api_server.runs("regionchaos_swarm") == []
 
@@ -252,6 +276,9 @@ def test_the_api_server_still_authenticates_before_it_answers(api_server):
 
 
 def test_the_api_server_creates_a_run_for_a_good_form(api_server):
+    typed = {"scenario": "smoke", "seed": "12", "decline": "0.1"}  # number fields as the form sends them: text
+    status, body = trigger(api_server, typed)
+    assert status == 200 and body["conf"] == typed, body
     conf = {"scenario": "rescale-4-2-1", "seed": 7, "rescale": "3:2,7:1", "parallelism": 6, "mutant": "none"}
     status, body = trigger(api_server, conf)
     assert status == 200, body

@@ -4,7 +4,7 @@ In:  the findings registry (`regionchaos.findings`), the mechanism queries
      (``expectations/mechanisms/<finding>/*.sql``, read by ``expectations/custom.py``) and the suites.
 Out: pure-logic checks (no Spark): every rule a finding declares has a mechanism query or a
      stated reason why none can be checked; each query explains only rules its finding declares;
-     `meets_expectation` excuses a failed rule only when every violating row is tagged with an
+     a run is as expected (`regionchaos.judge.judgement`, through `findings.meets_expectation`) only when every violating row is tagged with an
      applicable finding that declares the rule, and treats untagged rows, rows tagged by a finding
      that does not apply (or does not declare the rule) and runs with no record as not excused.
      The end-to-end cases (a deep ref chain without a tier-2 reset on `smoke`, not excused) are in
@@ -18,7 +18,8 @@ import pytest
 
 from regionchaos import findings
 from regionchaos.scenario import load
-from regionchaos.validate import load_custom, load_suites
+from regionchaos.judge.suites import load_custom, load_suites
+from tests.expectation_helpers import meets, shows
 
 CHAIN, STREAK = "flip_bounds.ref_chain_depth_within_bound", "flip_bounds.consecutive_regional_within_bound"
 DUP = "exactly_once_output.no_duplicate_commit"
@@ -66,8 +67,7 @@ def test_suite_sql_tags_rows_with_the_mechanisms_of_its_rules():
 
 def _judge(sc, rules: dict[str, dict[str, int]]):
     failed = sorted({r.split(".", 1)[0] for r in rules})
-    return findings.meets_expectation(sc, "invalid", failed, [], failed_rules=sorted(rules), explained=rules,
-                                      must_show=False)
+    return meets(sc, "invalid", failed, [], failed_rules=sorted(rules), explained=rules, must_show=False)
 
 
 def test_rows_explained_by_an_applicable_finding_are_excused():
@@ -100,9 +100,9 @@ def test_a_finding_explains_only_the_rules_it_declares():
 
 def test_no_record_of_the_mechanism_is_not_excused():
     sc = load("regional-basic")
-    ok, why = findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN])
+    ok, why = meets(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN])
     assert not ok and "does not record which violations" in why
-    ok, _ = findings.meets_expectation(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN], explained={})
+    ok, _ = meets(sc, "invalid", ["flip_bounds"], [], failed_rules=[CHAIN], explained={})
     assert not ok
 
 
@@ -112,12 +112,10 @@ def test_an_unchecked_rule_is_excused_whole():
     rule = "decisions_follow_rules.forced_failure_is_not_a_job_failure"
     f9 = next(f for f in findings.FINDINGS if f.id == "F9")
     assert rule in f9.unchecked and f9 in findings.applicable(sc)
-    assert findings.meets_expectation(sc, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule],
-                                      explained=None) == (True, "")
+    assert meets(sc, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule], explained=None) == (True, "")
     # under the FLIP's semantics F9 does not apply: the same failure is not excused
     flip = load("pr-forced-failure-fails-job", overrides={"execution.checkpointing.region.semantics": "flip"})
-    assert findings.meets_expectation(flip, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule],
-                                      explained=None)[0] is False
+    assert meets(flip, "invalid", ["decisions_follow_rules"], [], failed_rules=[rule], explained=None)[0] is False
 
 
 @pytest.mark.parametrize("tags", [{"F1": 2}, {"": 2}])
@@ -125,4 +123,4 @@ def test_outcome_carries_the_tags_of_failed_rules_only(tags):
     checks = [{"name": "flip_bounds", "success": False, "failed_rules": ["ref_chain_depth_within_bound"],
                "explained": {"ref_chain_depth_within_bound": tags}},
               {"name": "liveness", "success": True, "failed_rules": [], "explained": {}}]
-    assert findings.outcome(checks)["explained"] == {CHAIN: tags}
+    assert shows(checks)["explained"] == {CHAIN: tags}

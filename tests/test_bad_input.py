@@ -1,7 +1,7 @@
 """Bad input through the real CLI: a clear error naming the field, exit 2, nothing written.
 
 In:  `regionchaos run`, `swarm`, `pin` and `replay` with malformed, hostile or absurd values
-     (issue 28's "Bad input" list and more), against a fresh bucket on the shared embedded S3
+     (the design's "Bad input" list and more), against a fresh bucket on the shared embedded S3
      server, from a fresh working directory.
 Out: exit code 2, the field the user typed and the reason in the message, no object in the
      bucket and no file written locally; never exit 1, never a traceback, never a hang.
@@ -111,7 +111,7 @@ def test_bad_input_is_exit_2_naming_the_field_and_writes_nothing(s3_server, caps
     assert not any(tmp_path.iterdir())
 
 
-# -- issue 28: each as a command line, with the files it needs made in the working directory --------
+# -- the bad inputs, each as a command line, with the files it needs made in the working directory ---
 
 def _nested(depth: int) -> str:
     return "name: deep\ndescription: " + "[" * depth + "]" * depth + "\n"
@@ -246,11 +246,11 @@ def test_print_summary_prints_hostile_text_as_typed():
                "replay": HOSTILE, "error": f"validate failed: ValueError: {HOSTILE}",
                "checks": [{"name": HOSTILE, "success": False, "failed_rules": ["r"]}],
                "findings": [{"id": HOSTILE, "title": HOSTILE, "rules": [f"{HOSTILE}.r"]}],
-               "as_expected": {"ok": False, "why": HOSTILE}}
+               "outcome": {"sentence": f"unknown: {HOSTILE}", "green": False, "exit_code": 3}}
     for embedded in (False, True):
         console = Console(file=io.StringIO(), width=400)
         cli.print_summary(summary, console, embedded=embedded)
-        # run id, check, error, finding id, title and rule, why, report, local, replay
+        # run id, check, error, finding id, title and rule, the outcome's sentence, report, local, replay
         assert console.file.getvalue().count(HOSTILE) == 10, console.file.getvalue()
 
 
@@ -309,6 +309,6 @@ def test_help_still_works(capsys):
 
 
 def test_invariant_names_are_the_suites():
-    from regionchaos.validate import load_suites
+    from regionchaos.judge.suites import load_suites
 
     assert tuple(s.name for s in load_suites()) == INVARIANTS

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -64,15 +67,17 @@ def test_burns_here():
 '''
 
 
+@pytest.mark.slow
 def test_each_test_is_charged_the_cpu_of_the_suite_s_processes(tmp_path):
     """A loop in the test, the same loop two processes down, and in a daemon that forked away from its parent
     (a standalone cluster's daemons do): each charged to its test; a sleep is not."""
     (tmp_path / "test_probe.py").write_text(TESTS)
     (tmp_path / "burn.py").write_text(BURN)
     out = tmp_path / "cpu.json"
-    done = subprocess.run([sys.executable, str(BENCH / "cpu_by_test.py"), "--out", str(out), "--",
+    done = subprocess.run([sys.executable, "-m", "bench.cpu_by_test", "--out", str(out), "--",
                            "test_probe.py", "-q"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(BENCH.parent)},  # -m bench.* from another folder
                           start_new_session=True)  # a session of its own: the suite's other processes are not its
     assert done.returncode == 0, done.stdout + done.stderr
     record = json.loads(out.read_text())

@@ -1,12 +1,15 @@
-"""A big GX pass (`validate.tuned_session` at or above `SMALL_TABLES_ROWS` rows) broadcasts a join side only once
+"""A big GX pass (`regionchaos.judge.engine.tuned_session` at or above `SMALL_TABLES_ROWS` rows) broadcasts a join side only once
 the adaptive planner has seen its size, never from the planner's estimate of a Parquet file. The swarm's tables
 compress some hundred times, so the estimate let ``final_checkpoint.finished_on_fresh_entry``'s ``LEFT JOIN
 rc_entries`` be broadcast, and 10,000 seeds ran out of a 1 GB heap (every seed unknown on that suite;
-bench/results/probes/README.md, 28th session). Real Spark (the shared session), a few hundred thousand rows."""
+bench/results/probes/README.md, "A big pass broadcasts only what the adaptive planner has measured"). Real Spark
+(the shared session), a few hundred thousand rows."""
 
 from __future__ import annotations
 
-from regionchaos import validate as V
+import pytest
+
+from regionchaos.judge import engine as E
 
 THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
 
@@ -21,13 +24,14 @@ def _tables(spark, tmp_path):
     return spark.read.parquet(str(tmp_path / "small")), spark.read.parquet(str(tmp_path / "big"))
 
 
+@pytest.mark.spark
 def test_a_big_pass_never_broadcasts_a_table_from_its_file_size(spark, tmp_path):
     small, big = _tables(spark, tmp_path)
     assert big.count() == 200_000
     keys = ["run_id", "checkpoint_id", "vertex", "subtask"]
     query = small.join(big, keys, "left")  # only the right side (the big one) can be built
     before = spark.conf.get(THRESHOLD, None)
-    with V.tuned_session(spark, V.SMALL_TABLES_ROWS):
+    with E.tuned_session(spark, E.SMALL_TABLES_ROWS):
         planned = query._jdf.queryExecution().executedPlan().toString()  # before any stage ran
         matched = query.count()
     assert "BroadcastExchange" not in planned and "SortMergeJoin" in planned, planned

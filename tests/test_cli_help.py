@@ -29,7 +29,7 @@ def test_the_top_help_has_no_rest_markup_and_the_exit_codes_once(capsys):
     text = _help(["--help"], capsys)
     assert "``" not in text, text
     assert text.count("exit codes") == 1, text
-    assert text.count("1 invariant violated") == 1, text
+    assert text.count("1 an invariant violated that no finding explains") == 1, text
     assert "examples:" in text and "regionchaos run --scenario smoke" in text
 
 
@@ -89,7 +89,7 @@ def test_cli_run_prints_suite_lines_while_validating(capsys, monkeypatch, tmp_pa
     """`regionchaos run` wires the progress in: each suite the run judges is a console line as it
     ends (the run itself is replaced by one that runs two suites; nothing is emulated)."""
     from regionchaos import progress, runner
-    from regionchaos.validate import GXValidator
+    from regionchaos.judge.engine import GXValidator
 
     monkeypatch.setattr(progress, "validation_definition_class", lambda: _FakeDefinition)
 
@@ -104,7 +104,7 @@ def test_cli_run_prints_suite_lines_while_validating(capsys, monkeypatch, tmp_pa
         _FakeDefinition("outside", True).run()  # not while the suites judge: no line
         GXValidator.validate(None, None)
         return {"verdict": "invalid", "run_id": "r", "checks": [], "replay": "regionchaos run --scenario smoke",
-                "report": None, "local": None}
+                "report": None, "local": None, "outcome": {"kind": "violation", "exit_code": 1, "sentence": "invalid"}}
 
     monkeypatch.setattr(runner, "run", fake_run)
     assert cli.main(["run", "--scenario", "smoke", "--local-dir", str(tmp_path)]) == ExitCode.INVALID

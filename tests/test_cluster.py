@@ -188,6 +188,7 @@ def test_a_swarm_of_hundreds_of_seeds_runs_on_the_standalone_cluster(cluster, s3
     assert here["stats"] == on_cluster["stats"] and here["run_id"] == on_cluster["run_id"]
 
 
+@pytest.mark.airflow
 def test_the_manual_dag_spark_submits_the_emulation_to_the_cluster(cluster, s3_server, tmp_path):
     """`scripts/demo_airflow.sh` with the Airflow Variable ``regionchaos_spark_conn_id`` naming a
     connection to the master: emulate is a spark-submit to it (its executors on the worker),

@@ -1,4 +1,4 @@
-"""Issue 30's size limits: no class over 200 lines, no function over 80, in the code that runs.
+"""The size limits: no class over 200 lines, no function over 80, in the code that runs.
 
 In:  the Python files under regionchaos/, plugins/, spark_jobs/ and dags/ (parsed with `ast`,
      never imported); for the checker's own tests, small sources written to tmp_path.

@@ -9,6 +9,8 @@ Out: an entry for every rule asked and every run of the batch (zeros where nothi
 
 from __future__ import annotations
 
+import pytest
+
 from expectations import custom
 
 BATCH = "rc_test_collect_batch"
@@ -38,6 +40,7 @@ def _sql(rows, tagged: bool = True) -> str:
             f"{values}\nAS t(rule, run_id, checkpoint_id, region, subtask, operator, split, detail{tag})")
 
 
+@pytest.mark.spark
 def test_every_run_and_rule_gets_an_entry_counted_by_tag_with_the_first_examples_in_order(spark):
     spark.sql("SELECT * FROM VALUES ('r1'), ('r2'), ('r3') AS t(run_id)").createOrReplaceTempView(BATCH)
     out = custom.collect_violations(spark, _sql(ROWS), ("a", "b", "c"), batch_view=BATCH)
@@ -58,6 +61,7 @@ def test_every_run_and_rule_gets_an_entry_counted_by_tag_with_the_first_examples
          "detail": "one"}]}
 
 
+@pytest.mark.spark
 def test_rows_without_a_tag_count_as_untagged(spark):
     spark.sql("SELECT * FROM VALUES ('r1') AS t(run_id)").createOrReplaceTempView(BATCH)
     out = custom.collect_violations(spark, _sql(ROWS, tagged=False), ("a",), batch_view=BATCH)

@@ -117,6 +117,7 @@ def test_nothing_outside_the_run_prefix_is_written_or_deleted(two_at_once):
     assert any(k.startswith(prefix) for k in two_at_once["after"])  # the run did write, under its prefix
 
 
+@pytest.mark.spark
 def test_a_re_run_of_the_run_id_after_the_first_finished_is_idempotent(two_at_once, own_bucket):
     """The first run released the run id: a re-run takes it, clears the prefix and writes the same
     emulation artifacts byte for byte (emulated in this process: the data plane's Spark path is

@@ -93,6 +93,7 @@ def _collect(request, *options: str):
 
 
 @pytest.mark.parametrize("dist, refused", [("load", True), ("loadscope", True), (None, False)])
+@pytest.mark.slow
 def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
     """``pytest -n 2`` runs with ``--dist loadfile`` (tests/conftest.py); another mode would split the Spark
     files over workers, each building the judge pool's runs into the one S3 server: refused up front."""
@@ -105,6 +106,7 @@ def test_workers_run_with_the_spark_group_or_not_at_all(request, dist, refused):
         assert "test_verdict.py" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_suite_runs_without_xdist_too(request):
     """The loadfile default lives in tests/conftest.py, not in pyproject's ``addopts``: ``-p no:xdist`` (one
     process, as bench/cpu_by_test.py runs the suite) would not know ``--dist``."""

@@ -243,7 +243,7 @@ GOOD_CONF = {"scenario": "rescale-4-2-1", "seed": 7, "parallelism": 6, "decline"
 
 @pytest.mark.parametrize(
     "key, bad",
-    [("scenario", "nope"), ("seed", -1), ("seed", "7"), ("parallelism", 0), ("parallelism", 9000),
+    [("scenario", "nope"), ("seed", -1), ("seed", "seven"), ("seed", "7.5"), ("parallelism", 0), ("parallelism", 9000),
      ("decline", 1.5), ("timeout", -0.1), ("max_failure_ratio", 2), ("max_consecutive_failures", -1),
      ("rescale", "3-2"), ("rescale", "3:2,"), ("rescale", "3:0"), ("rescale", "3:9999"),
      ("rescale", "3:2,7:00"), ("rescale", "1" * 1001 + ":1"), ("mutant", "bogus"), ("partitioning", "shuffle")],
@@ -259,6 +259,29 @@ def test_manual_form_accepts_a_full_conf(dagbag):
     params = copy.deepcopy(dagbag.dags["regionchaos_manual"].params)
     params.update(GOOD_CONF)
     assert params.validate()["seed"] == 7
+
+
+def test_an_optional_number_field_is_a_text_field_that_keeps_what_was_typed(dagbag):
+    """Airflow's form draws a field of several types with examples as a text input (its number input
+    turned a typed -1 into NaN, then empty: a run with the scenario's seed): the text is sent as typed,
+    read as its number by the check and the DAG, or refused naming the field."""
+    for dag_id, names in (("regionchaos_manual", ("seed", "parallelism", "decline", "max_failure_ratio",
+                                                  "max_consecutive_failures")), ("regionchaos_swarm", ("first_seed",))):
+        for name in names:
+            schema = dagbag.dags[dag_id].params.get_param(name).schema
+            assert schema["type"][:2] == ["null", "string"] and len(schema["type"]) == 3, schema  # text, first
+            assert isinstance(schema["examples"], list) and schema["examples"], schema  # suggestions, not a JSON box
+    assert "1" in dagbag.dags["regionchaos_manual"].params.get_param("seed").schema["examples"]  # smoke's seed
+    conf = {"scenario": "smoke", "seed": " 7 ", "decline": "0.05", "parallelism": "", "max_consecutive_failures": "2"}
+    assert form.check_manual_conf(conf) == []
+    scenario = form.scenario_from_params(conf)
+    assert (scenario.seed, scenario.faults.decline, scenario.flink.max_consecutive_failures) == (7, 0.05, 2)
+    assert form.overrides_from_params(conf)["faults.decline"] == 0.05 and "topology.parallelism" not in \
+        form.overrides_from_params(conf)  # empty: the scenario's own
+    assert form.typed({"seed": "-1", "first_seed": "x", "rescale": "3:2"}) == {"seed": -1, "first_seed": "x",
+                                                                               "rescale": "3:2"}
+    (error,) = form.check_swarm_conf({"first_seed": "-5"})
+    assert str(error) == "First seed (first_seed): must be at least 0, got -5"
 
 
 def test_scenario_from_params_maps_the_form_onto_the_scenario():
@@ -310,7 +333,10 @@ INTERNAL_KEYS = ("topology.", "faults.", "flink.", "execution.checkpointing", "r
      ({"seed": -1}, "seed", "Seed", "must be at least 0, got -1"),
      ({"max_failure_ratio": 2}, "max_failure_ratio", "Max failure ratio", "must be at most 1.0, got 2"),
      ({"mutant": "bogus"}, "mutant", "Mutant", "'bogus' is not one of the choices: none, cleaner-ignores-refs"),
-     ({"seed": "7"}, "seed", "Seed", "must be a whole number or left empty, got '7'"),
+     ({"seed": "seven"}, "seed", "Seed", "must be a whole number from 0 to 9007199254740991 or left empty, got 'seven'"),
+     ({"seed": "-1"}, "seed", "Seed", "must be at least 0, got -1"),  # typed into the form: its text
+     ({"decline": " 1.5"}, "decline", "Fault: decline", "must be at most 1.0, got 1.5"),
+     ({"seed": True}, "seed", "Seed", "must be a whole number or left empty, got true"),
      ({"sed": 3}, "sed", None, "unknown parameter of this DAG")],
 )
 def test_the_whole_form_check_names_the_field_the_user_typed(conf, param, title, reason):
@@ -495,55 +521,72 @@ def test_unpausing_the_nightly_starts_no_run_before_its_schedule(tmp_path):
 
 
 BOUND = "flip_bounds.consecutive_regional_within_bound"
-BY_F1 = {"explained": {BOUND: {"F1": 1}}}  # every violating row of the rule tagged with F1's mechanism
+
+
+def _judged(scenario, run_id: str, failed: dict[str, list[str]], *, unknown: tuple[str, ...] = (),
+            tags: dict | None = None, mutant: str | None = None) -> dict:
+    """A stored summary's judgement fields for checks that fail ``failed`` (suite -> rules), each violating
+    row tagged by every finding that declares its rule unless ``tags`` (rule -> tags) says otherwise,
+    judged against ``scenario`` by the judge room (pure logic)."""
+    from regionchaos.judge import judgement_of
+
+    checks = _checks(failed, unknown)
+    for check in checks:
+        for rule, tag in (tags or {}).items():
+            if rule.split(".")[0] == check["name"]:
+                check["explained"][rule.split(".")[1]] = tag
+    judged = judgement_of(run_id, checks, scenario=scenario, mutant=mutant)
+    return {**judged.fields(), "run_id": run_id, "scenario": scenario.name, "seed": scenario.seed,
+            "mutant": mutant, "checks": checks, "replay": f"regionchaos run --scenario {scenario.name}"}
 
 
 def test_nightly_judgement_fails_on_unexpected_verdicts():
-    plan = [
-        {"scenario_name": "smoke", "run_id": "a", "expect": "valid"},
-        {"scenario_name": "forced-global-tier2", "run_id": "b", "expect": "invalid", "invariant": "flip_bounds"},
-        {"scenario_name": "jm-failover", "run_id": "c", "expect": "valid"},
-    ]
-    good = [{"run_id": "a", "verdict": "valid", "failed": []},
-            {"run_id": "b", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND], **BY_F1},
-            {"run_id": "c", "verdict": "valid", "failed": []}]
+    from regionchaos.scenario import load
+
+    smoke, tier2, jm = load("smoke"), load("forced-global-tier2"), load("jm-failover")
+    plan = [{"scenario_name": "smoke", "run_id": "a"}, {"scenario_name": "forced-global-tier2", "run_id": "b"},
+            {"scenario_name": "jm-failover", "run_id": "c"}]
+    f1 = {"flip_bounds": [BOUND.split(".")[1]]}
+    good = [result_row(_judged(smoke, "a", {})), result_row(_judged(tier2, "b", f1)), result_row(_judged(jm, "c", {}))]
     assert judge_nightly(plan, good) == []
-    regression = [good[0], good[1], {"run_id": "c", "verdict": "invalid", "failed": ["exactly_once"]}]
+    regression = [good[0], good[1], result_row(_judged(jm, "c", {"exactly_once_output": ["no_duplicate_commit"]}))]
     assert [p.split(":")[0] for p in judge_nightly(plan, regression)] == ["jm-failover"]
-    finding_gone = [good[0], {"run_id": "b", "verdict": "valid", "failed": []}, good[2]]
-    assert [p.split(":")[0] for p in judge_nightly(plan, finding_gone)] == ["forced-global-tier2"]
-    wrong_reason = [good[0], {"run_id": "b", "verdict": "invalid", "failed": ["exactly_once"]}, good[2]]
-    assert "exactly_once, which no finding declares" in judge_nightly(plan, wrong_reason)[0]
+    finding_gone = [good[0], result_row(_judged(tier2, "b", {})), good[2]]  # its own schedule must show F1
+    (gone,) = judge_nightly(plan, finding_gone)
+    assert gone.startswith("forced-global-tier2: valid, not as its scenario expects: expected to fail flip_bounds")
+    wrong_reason = [good[0], result_row(_judged(tier2, "b", {"exactly_once_output": ["no_duplicate_commit"]})), good[2]]
+    assert "exactly_once_output, which no finding declares" in judge_nightly(plan, wrong_reason)[0]
     assert "no result" in judge_nightly(plan, good[:2])[0]
     # F1 (the FLIP's tier 2) is declared for every scenario with regional checkpoints: flip_bounds
     # alone is accepted there, anything more is not
-    tier2 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND], **BY_F1},
-             good[1], good[2]]
-    assert judge_nightly(plan, tier2) == []
+    tier2_smoke = [result_row(_judged(smoke, "a", f1)), good[1], good[2]]
+    assert judge_nightly(plan, tier2_smoke) == []
     # the same rule failed, but no row of it shows F1's mechanism: not excused
-    not_f1 = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"], "failed_rules": [BOUND],
-               "explained": {BOUND: {"": 1}}}, good[1], good[2]]
+    not_f1 = [result_row(_judged(smoke, "a", f1, tags={BOUND: {"": 1}})), good[1], good[2]]
     assert [p.split(":")[0] for p in judge_nightly(plan, not_f1)] == ["smoke"]
-    more = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds", "notifications"],
-             "failed_rules": [BOUND, "notifications.commits_only_on_completion"], **BY_F1}, good[1], good[2]]
+    more = [result_row(_judged(smoke, "a", {**f1, "notifications": ["commits_only_on_completion"]})), good[1], good[2]]
     assert [p.split(":")[0] for p in judge_nightly(plan, more)] == ["smoke"]
-    # a row that does not say which rules failed cannot be put down to a finding
-    unattributed = [{"run_id": "a", "verdict": "invalid", "failed": ["flip_bounds"]}, good[1], good[2]]
-    assert "which of its rules" in judge_nightly(plan, unattributed)[0]
-    unknown = [good[0], good[1], {"run_id": "c", "verdict": "unknown", "failed": []}]
+    # a failed check that does not say which rules failed cannot be put down to a finding
+    unattributed = [result_row(_judged(smoke, "a", {"flip_bounds": []})), good[1], good[2]]
+    assert "no finding can be named" in judge_nightly(plan, unattributed)[0]
+    unknown = [good[0], good[1], result_row(_judged(jm, "c", {}, unknown=("liveness",)))]
     assert [p.split(":")[0] for p in judge_nightly(plan, unknown)] == ["jm-failover"]
+    assert "unknown: no result for liveness" in judge_nightly(plan, unknown)[0]
 
 
-def test_a_result_row_names_the_failed_rules_the_nightly_judges_by():
-    summary = {"run_id": "nightly-x-smoke", "scenario": "smoke", "verdict": "invalid", "checks": [
-        {"name": "flip_bounds", "success": False, "failed_rules": ["ref_chain_depth_within_bound"],
-         "explained": {"ref_chain_depth_within_bound": {"F1": 3}}},
-        {"name": "liveness", "success": True, "failed_rules": []}]}
+def test_a_result_row_carries_the_judgement_the_nightly_holds_it_to():
+    from regionchaos.scenario import load
+
+    summary = _judged(load("smoke"), "nightly-x-smoke", {"flip_bounds": ["ref_chain_depth_within_bound"]},
+                      tags={"flip_bounds.ref_chain_depth_within_bound": {"F1": 3}})
     row = result_row(summary)
-    assert row["failed_rules"] == ["flip_bounds.ref_chain_depth_within_bound"]
-    plan = [{"scenario_name": "smoke", "run_id": "nightly-x-smoke", "expect": "valid"}]
-    assert judge_nightly(plan, [{**row, "unknown": []}]) == []
-
+    assert row["failed_rules"] == ["flip_bounds.ref_chain_depth_within_bound"] and row["standing"] == "finding"
+    assert row["outcome"]["kind"] == "finding" and row["outcome"]["green"]
+    plan = [{"scenario_name": "smoke", "run_id": "nightly-x-smoke"}]
+    assert judge_nightly(plan, [row]) == []
+    # a row read back from a summary that does not store its standing is never read more favourably
+    legacy = {k: v for k, v in summary.items() if k not in ("standing", "why", "as_expected")}
+    assert result_row(legacy)["outcome"]["kind"] == "violation" and judge_nightly(plan, [result_row(legacy)])
 
 
 # -- real Flink (backend flink) --------------------------------------------------------------------
@@ -559,6 +602,7 @@ def test_a_skipped_real_flink_run_is_no_problem_of_the_nightly_but_said_in_its_n
     assert judge_nightly(plan, rows) == [] and skipped_runs(plan) == [f"real-flink-tm-kills: {why}"]
     note = nightly_note(plan, rows, None, [], base_url="http://h")
     assert "**nightly: 1 scenario(s) as expected**" in note and f"- real-flink-tm-kills: {why}" in note
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")  # the runs view inside Airflow
     # not skipped on purpose, and no row: its task failed, a problem
     unplanned = [plan[0], {k: v for k, v in plan[1].items() if k != "skip"}]
     assert [p.split(":")[0] for p in judge_nightly(unplanned, rows)] == ["real-flink-tm-kills"]
@@ -600,13 +644,12 @@ def test_a_real_negative_control_shown_invalid_stays_green_and_says_so():
     from regionchaos_airflow.operators import run_outcome
 
     control = load("real-flink-resume-older")
-    shown = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"]})},
-                        control)
-    assert shown.ok and shown.headline == "invalid as expected: a negative control; failed invariants: exactly_once_output"
-    more = run_outcome({"verdict": "invalid", "checks": _checks({"exactly_once_output": ["no_duplicate_commit"],
-                                                                 "storage_safety": ["retained_objects_exist"]})},
-                       control)
-    assert not more.ok and "a negative control" in more.headline
+    shown = run_outcome(_judged(control, "r", {"exactly_once_output": ["no_duplicate_commit"]}))
+    assert shown.green and shown.sentence == ("invalid as expected: a negative control; failed invariants: "
+                                              "exactly_once_output")
+    more = run_outcome(_judged(control, "r", {"exactly_once_output": ["no_duplicate_commit"],
+                                              "storage_safety": ["retained_objects_exist"]}))
+    assert not more.green and "a negative control" in more.sentence
 
 # -- swarm -------------------------------------------------------------------------------
 
@@ -628,28 +671,42 @@ def test_a_nightly_of_one_scenario_still_gets_a_list_of_rows():
     assert mapped_rows(None) == []
 
 
+def _seed(seed: int, summary: dict) -> dict:
+    """A swarm seed's record: its judgement's fields, as `regionchaos.swarm.seed_result` keeps them."""
+    return {**{k: v for k, v in summary.items() if k not in ("checks", "findings", "as_expected", "scenario")},
+            "seed": seed, "replay": f"x{seed}"}
+
+
 def test_swarm_rows_mark_known_findings_and_carry_replay_lines():
+    from regionchaos.scenario import load
+
+    smoke = load("smoke", overrides={"faults.swarm": True})
     result = {"swarm_id": "smoke-correct-s1-n2-abc", "known_findings": [{"seed": 2}],
-              "runs": [{"seed": 1, "run_id": "r1", "verdict": "valid", "failed": [], "unknown": [], "replay": "x1"},
-                       {"seed": 2, "run_id": "r2", "verdict": "invalid", "failed": ["flip_bounds"], "unknown": [],
-                        "replay": "x2"}]}
+              "runs": [_seed(1, _judged(smoke, "r1", {})),
+                       _seed(2, _judged(smoke, "r2", {"flip_bounds": [BOUND.split(".")[1]]}))]}
     rows = swarm_rows(result)
-    assert [r["known_finding"] for r in rows] == [False, True]
+    assert [r["known_finding"] for r in rows] == [False, True] and rows[1]["standing"] == "finding"
     assert rows[1]["replay_deep"] == "regionchaos replay smoke-correct-s1-n2-abc --seed 2"
-    assert judge_swarm(rows, mutant=None, seeds=2) == []
-    assert judge_swarm(rows[:1] + [{**rows[1], "known_finding": False}], mutant=None, seeds=2)
+    outcome, problems = judge_swarm(rows, mutant=None, seeds=2)
+    assert problems == [] and outcome.kind == "finding" and "F1" in outcome.sentence
     assert dated_first_seed(pendulum.datetime(2026, 11, 23)) == 20261123 * 1_000_000
 
 
 def test_swarm_judgement():
-    rows = [{"seed": 1, "verdict": "valid", "failed": []}, {"seed": 2, "verdict": "invalid", "failed": ["x"]}]
-    assert judge_swarm(rows[:1], mutant=None, seeds=1) == []
-    assert "seed 2: invalid" in judge_swarm(rows, mutant=None, seeds=2)[0]
-    assert judge_swarm(rows, mutant="no-forced-global", seeds=2) == []
-    assert "survived" in judge_swarm(rows[:1], mutant="no-forced-global", seeds=1)[0]
-    assert "no result" in judge_swarm(rows[:1], mutant=None, seeds=2)[0]
-    known = [rows[0], {"seed": 3, "verdict": "invalid", "failed": ["flip_bounds"], "known_finding": True}]
-    assert judge_swarm(known, mutant=None, seeds=2) == []
+    from regionchaos.scenario import load
+
+    smoke = load("smoke", overrides={"faults.swarm": True})
+    valid = _seed(1, _judged(smoke, "r1", {}))
+    broken = _seed(2, _judged(smoke, "r2", {"exactly_once_output": ["no_duplicate_commit"]}))
+    assert judge_swarm([valid], mutant=None, seeds=1)[1] == []
+    assert "seed 2: invalid" in judge_swarm([valid, broken], mutant=None, seeds=2)[1][0]
+    assert "no result" in judge_swarm([valid], mutant=None, seeds=2)[1][0]
+    # with a mutant: red whether a seed caught it or none did, the note saying which
+    caught, problems = judge_swarm([valid, broken], mutant="no-forced-global", seeds=2)
+    assert (caught.kind, caught.caught) == ("violation", True) and "on 1 of 2 seeds" in problems[0]
+    missed, problems = judge_swarm([valid], mutant="no-forced-global", seeds=1)
+    assert (missed.kind, missed.caught) == ("mutant-not-caught", False)
+    assert "no seed caught mutant no-forced-global" in problems[0]
 
 
 # -- the spark-submit switch -------------------------------------------------------------
@@ -740,7 +797,7 @@ def test_the_cluster_path_refuses_a_real_flink_scenario_before_spark_submit(monk
 # -- the verdict in Airflow's terms (what fails a manual run, what its note and link say) ---
 
 def _checks(failed: dict[str, list[str]], unknown: tuple[str, ...] = ()) -> list[dict]:
-    from regionchaos.validate import load_suites
+    from regionchaos.judge.suites import load_suites
 
     from regionchaos import findings
 
@@ -751,42 +808,46 @@ def _checks(failed: dict[str, list[str]], unknown: tuple[str, ...] = ()) -> list
             for s in load_suites()]
 
 
-def test_a_run_fails_its_dag_run_only_when_it_is_not_as_its_scenario_expects():
+def test_a_run_fails_its_dag_run_only_when_the_table_says_red():
     from regionchaos.scenario import load
     from regionchaos_airflow.operators import run_outcome
 
     smoke, tier2 = load("smoke"), load("forced-global-tier2")
-    valid = run_outcome({"verdict": "valid", "checks": _checks({})}, smoke)
-    assert valid.ok and valid.headline.startswith("valid")
-    caught = run_outcome({"verdict": "invalid", "mutant": "failed-region-commits", "checks": _checks(
-        {"notifications": ["commits_only_on_completion"], "exactly_once_output": ["no_duplicate_commit"]})}, smoke)
-    assert not caught.ok
-    assert caught.headline == ("invalid: the checks caught mutant failed-region-commits; failed invariants: "
+    valid = run_outcome(_judged(smoke, "r", {}))
+    assert valid.green and valid.sentence.startswith("valid")
+    caught = run_outcome(_judged(smoke, "r", {"notifications": ["commits_only_on_completion"],
+                                              "exactly_once_output": ["no_duplicate_commit"]},
+                                 mutant="failed-region-commits"))
+    assert not caught.green and caught.caught
+    assert caught.sentence == ("invalid: the checks caught mutant failed-region-commits; failed invariants: "
                                "exactly_once_output, notifications")
+    missed = run_outcome(_judged(smoke, "r", {}, mutant="regional-final-checkpoint"))
+    assert not missed.green and missed.caught is False and "did not catch" in missed.sentence
     # a finding's scenario showing its finding: green, and it says which finding
-    finding = run_outcome({"verdict": "invalid", "checks": _checks({"flip_bounds": [BOUND.split(".")[1]]})}, tier2)
-    assert finding.ok, finding
-    assert finding.headline.startswith("invalid as expected: the run shows finding F1 (")
+    finding = run_outcome(_judged(tier2, "r", {"flip_bounds": [BOUND.split(".")[1]]}))
+    assert finding.green, finding
+    assert finding.sentence.startswith("invalid as expected: the run shows finding F1 (")
     # the same failure plus a rule no finding declares: red, naming both invariants and why
-    regression = run_outcome({"verdict": "invalid", "checks": _checks(
-        {"flip_bounds": [BOUND.split(".")[1]], "notifications": ["commits_only_on_completion"]})}, tier2)
-    assert not regression.ok
-    assert regression.failed == ["flip_bounds", "notifications"] or set(regression.failed) == {"flip_bounds", "notifications"}
-    assert "notifications, which no finding declares" in regression.headline
-    unknown = run_outcome({"verdict": "unknown", "error": "validate failed: boom", "checks": []}, smoke)
-    assert (unknown.ok, unknown.headline) == (False, "unknown: validate failed: boom")
-    no_result = run_outcome({"verdict": "valid", "checks": _checks({}, unknown=("liveness",))}, smoke)
-    assert not no_result.ok and "liveness" in no_result.headline
+    regression = run_outcome(_judged(tier2, "r", {"flip_bounds": [BOUND.split(".")[1]],
+                                                  "notifications": ["commits_only_on_completion"]}))
+    assert not regression.green and set(regression.failed) == {"flip_bounds", "notifications"}
+    assert "notifications, which no finding declares" in regression.sentence
+    unknown = run_outcome({"verdict": "unknown", "error": "validate failed: boom", "checks": []})
+    assert (unknown.green, unknown.sentence) == (False, "unknown: validate failed: boom")
+    no_result = run_outcome(_judged(smoke, "r", {}, unknown=("liveness",)))
+    assert not no_result.green and "liveness" in no_result.sentence
 
 
 def test_the_note_and_the_link_point_into_airflow():
     from regionchaos_airflow.listener import MAX_NOTE_CHARS, compose
-    from regionchaos_airflow.operators import Outcome, note_text, report_url
+    from regionchaos.judge import RunOutcome
+    from regionchaos_airflow.operators import note_text, report_url
 
     url = report_url("smoke-s1-manual-x", base_url="http://127.0.0.1:8091/")
-    assert url == "http://127.0.0.1:8091/regionchaos/runs/smoke-s1-manual-x/report"  # the report's own page
+    # the report's own page, inside Airflow's UI (Airflow 3.3 frames the plugin's view at /plugin/chaos)
+    assert url == "http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/smoke-s1-manual-x/report"
     assert report_url("../etc", base_url="http://h") is None
-    outcome = Outcome(False, "invalid", "invalid: failed invariants: notifications")
+    outcome = RunOutcome("violation", "invalid: failed invariants: notifications")
     note = note_text(outcome, {"scenario": "smoke", "seed": 1, "mutant": None, "run_id": "smoke-s1-manual-x"}, url)
     assert note.splitlines()[0] == "**invalid: failed invariants: notifications**"
     assert f"[Chaos report]({url})" in note
@@ -794,11 +855,20 @@ def test_the_note_and_the_link_point_into_airflow():
     assert len(compose(["x" * 5000])) <= MAX_NOTE_CHARS
 
 
-def test_a_run_s_summary_names_its_dag_run_for_the_runs_view_link():
-    import json
+def test_the_swarm_note_links_the_runs_view_inside_airflow():
+    from regionchaos.judge import swarm_outcome
+    from regionchaos_airflow.operators import swarm_note
+
+    rows = [{"seed": 1, "verdict": "valid"}, {"seed": 2, "verdict": "valid"}]
+    note = swarm_note(rows, swarm_outcome(rows, seeds=2), base_url="http://h/")
+    assert note.startswith("**swarm of 2 seed(s)")
+    assert note.endswith("[Chaos runs](http://h/plugin/chaos/regionchaos/)")
+
+
+def test_a_run_s_dag_run_is_read_from_beside_its_summary_for_the_runs_view_link():
     from types import SimpleNamespace
 
-    from regionchaos_airflow.operators import airflow_key, with_airflow_key
+    from regionchaos_airflow.operators import airflow_key
     from regionchaos_airflow.runs import dag_run_link, result_row
 
     dag_run = SimpleNamespace(dag_id="regionchaos_manual", run_id="manual__2026-11-25T03:00:00+00:00")
@@ -806,32 +876,41 @@ def test_a_run_s_summary_names_its_dag_run_for_the_runs_view_link():
     assert key == {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-25T03:00:00+00:00"}
     assert airflow_key({"dag": SimpleNamespace(dag_id="d"), "run_id": "r"}) == {"dag_id": "d", "dag_run_id": "r"}
     assert airflow_key({}) is None and airflow_key({"run_id": "r"}) is None  # no DAG run: nothing to link
-    stored = json.dumps({"run_id": "smoke-s1-manual-x", "verdict": "invalid", "checks": []}).encode()
-    summary = json.loads(with_airflow_key(stored, key))
-    assert summary["verdict"] == "invalid" and summary["run_id"] == "smoke-s1-manual-x"  # the rest as it was
-    assert dag_run_link(summary, "/airflow") == \
-        "/airflow/dags/regionchaos_manual/runs/manual__2026-11-25T03%3A00%3A00%2B00%3A00"
-    assert result_row(summary)["dag_run"] == dag_run_link(summary)
+    summary = {"run_id": "smoke-s1-manual-x", "verdict": "invalid", "checks": []}
+    beside = {**key, "note": "**invalid**"}  # airflow.json
+    link = "/airflow/dags/regionchaos_manual/runs/manual__2026-11-25T03%3A00%3A00%2B00%3A00"
+    assert dag_run_link(beside, "/airflow") == link
+    assert result_row(summary, beside)["dag_run"] == dag_run_link(beside)
+    assert result_row(summary)["dag_run"] is None  # nothing beside it, nothing in it
+    assert dag_run_link({**summary, "airflow": key}, "/airflow") == link  # runs stored before airflow.json
 
 
-def test_a_task_rewrites_the_stored_and_mirrored_summary_with_its_dag_run(s3_server, tmp_path):
+def test_a_task_stores_its_dag_run_beside_the_summary_and_never_rewrites_it(s3_server, tmp_path):
     import json
 
     from regionchaos.storage import ObjectStore
     from regionchaos_airflow.operators import record_dag_run
-    from regionchaos_airflow.runs import dag_run_link
+    from regionchaos_airflow.runs import AIRFLOW_KEY, dag_run_link
 
     run_id = "dagrun-key-smoke-s1"
-    stored = {"run_id": run_id, "verdict": "valid", "checks": [], "local": str(tmp_path / run_id)}
+    stored = json.dumps({"run_id": run_id, "verdict": "valid", "checks": [], "local": str(tmp_path / run_id)}).encode()
     store = ObjectStore.for_run(s3_server.config, run_id)
-    store.put("summary.json", json.dumps(stored).encode())
+    store.put("summary.json", stored)
     (tmp_path / run_id).mkdir()
-    (tmp_path / run_id / "summary.json").write_text(json.dumps(stored))
+    (tmp_path / run_id / "summary.json").write_bytes(stored)
     key = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__x"}
-    summary = dict(stored)
-    record_dag_run(summary, s3_server.config, key)
-    for doc in (summary, json.loads(store.get("summary.json")),
-                json.loads((tmp_path / run_id / "summary.json").read_text())):
-        assert doc["verdict"] == "valid" and dag_run_link(doc) == "/dags/regionchaos_manual/runs/manual__x"
-    record_dag_run(other := {"run_id": "../x"}, s3_server.config, key)  # not a run id: nothing written
-    assert "airflow" not in other
+    summary = json.loads(stored)
+    record_dag_run(summary, s3_server.config, key, note="**valid**")
+    assert store.get("summary.json") == stored == (tmp_path / run_id / "summary.json").read_bytes()
+    assert summary == json.loads(stored)  # nor the task's copy
+    for doc in (json.loads(store.get(AIRFLOW_KEY)), json.loads((tmp_path / run_id / AIRFLOW_KEY).read_text())):
+        assert doc == {**key, "note": "**valid**"} and dag_run_link(doc) == "/dags/regionchaos_manual/runs/manual__x"
+    client = s3_server.config.client()
+
+    def every_key() -> set[str]:
+        pages = client.get_paginator("list_objects_v2").paginate(Bucket=s3_server.config.bucket)
+        return {o["Key"] for page in pages for o in page.get("Contents", [])}
+
+    before = every_key()
+    record_dag_run({"run_id": "../x"}, s3_server.config, key)  # not a run id: nothing written
+    assert every_key() == before

@@ -1,21 +1,26 @@
-"""Data Docs served by the plugin render offline, their scripts sandboxed off Airflow's origin.
+"""Data Docs render anywhere: rewritten as they are written to ask no other host, and served by the
+plugin as stored, their scripts sandboxed off Airflow's origin.
 
 In:  tests/data/datadocs-tiny/: the Data Docs GX 1.24 builds for one failing validation (a pandas
      batch ``checkpoints`` of 8 checkpoints, suite ``flip_bounds`` expecting ref_depth within
-     [0, 3]; depths 4, 5 and 7 are unexpected; run name ``tiny-run``), committed so that no test
-     pays for GX and Spark to build them; the installed GX package's templates; the plugin's app
+     [0, 3]; depths 4, 5 and 7 are unexpected; run name ``tiny-run``), committed as GX wrote them
+     (CDN addresses and all) so that no test pays for GX and Spark to build them; the installed GX
+     package's templates; `regionchaos.datadocs.make_offline`; the plugin's app
      (plugins/regionchaos_airflow/app.py, datadocs.py) on the session's embedded S3.
-Out: pass/fail, and ``artifacts/screenshots/datadocs-index.png`` and ``datadocs-validation.png``
-     from headless Chromium: the index's validation table filled by its scripts and the failing
-     validation page with its unexpected values, inside a frame as Airflow's UI frames the
-     plugin, with every request the page made going to 127.0.0.1; and the page GX's own renderer
-     and view make of a failed ``ExpectRuleHolds`` result (no Spark): the run id as GX's run name,
-     the data asset ``run``, the rule's violating rows (checkpoint, region, ..., detail) under a count.
+Out: pass/fail, and ``artifacts/screenshots/datadocs-offline.png``, ``datadocs-index.png`` and
+     ``datadocs-validation.png`` from headless Chromium: the site rewritten by `make_offline` opened by
+     file:// with every other request refused (its validation table filled by its scripts); the
+     index's validation table filled by its scripts and the failing validation page with its
+     unexpected values, inside a frame as Airflow's UI frames the plugin, with every request the
+     page made going to 127.0.0.1; and the page GX's own renderer and view make of a failed
+     ``ExpectRuleHolds`` result (no Spark): the run id as GX's run name, the data asset ``run``, the
+     rule's violating rows (checkpoint, region, ..., detail) under a count.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import threading
 import time
@@ -31,6 +36,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from regionchaos_airflow import app as plugin  # noqa: E402
 
+from regionchaos import datadocs as offline  # noqa: E402
 from regionchaos_airflow import datadocs  # noqa: E402
 
 from .plugin_setup import plugin_storage, simple_auth  # noqa: E402
@@ -50,36 +56,69 @@ def external_subresources(page: str) -> list[str]:
 
 # -- pure: the rewrite, the assets, the capability --------------------------------------------
 
-def test_the_installed_gx_asks_cdns_only_for_assets_the_plugin_has():
+def test_the_installed_gx_asks_cdns_only_for_assets_the_package_has():
     """Every script, stylesheet and image URL in GX's Data Docs templates is one the rewrite
-    knows, and each maps to a file the plugin serves (a GX upgrade that adds one fails here)."""
-    templates = Path(datadocs.gx_static_dir()).parent / "templates"
+    knows, and each maps to a vendored file (a GX upgrade that adds one fails here)."""
+    import great_expectations
+
+    templates = Path(great_expectations.__file__).resolve().parent / "render" / "view" / "templates"
     urls = {url for path in templates.rglob("*.j2") for url in external_subresources(path.read_text())}
     assert urls, "no CDN address found in GX's templates: the pattern is stale"
-    assert urls <= set(datadocs.CDN_ASSETS), sorted(urls - set(datadocs.CDN_ASSETS))
-    for url, local in datadocs.CDN_ASSETS.items():
-        assert local is None or datadocs.asset_path(local) is not None, (url, local)
-    assert datadocs.asset_path("gx/styles/data_docs_default_styles.css") is not None
+    logos = {url for url in urls if url.startswith("https://great-expectations-web-assets.")}
+    assert urls - logos <= set(offline.CDN_ASSETS), sorted(urls - logos - set(offline.CDN_ASSETS))
+    for url, local in offline.CDN_ASSETS.items():
+        assert local is None or (offline.ASSETS_DIR / local).is_file(), (url, local)
 
 
-@pytest.mark.parametrize("page", ["index.html", VALIDATION, "expectations/flip_bounds.html"])
-def test_a_rewritten_page_asks_no_other_host(page):
+@pytest.mark.parametrize("page, static", [("index.html", "static"), (VALIDATION, "../../../../static"),
+                                          ("expectations/flip_bounds.html", "../static")])
+def test_a_rewritten_page_asks_no_other_host_and_loads_its_own_copies(page, static):
     original = (TINY / page).read_text()
     assert external_subresources(original)  # GX's page does ask CDNs
-    rewritten = datadocs.rewrite_html(original, "/regionchaos/public/assets")
+    assert "Stay current on everything GX" in original  # and carries its newsletter footer
+    rewritten, used = offline.rewrite_page(original, static)
     assert external_subresources(rewritten) == []
     assert "integrity=" not in rewritten and "crossorigin=" not in rewritten
-    local = [url for url in _SUBRESOURCE.findall(rewritten) if url.startswith("/regionchaos/public/assets/")]
-    assert any(url.endswith("/vendor/jquery.min.js") for url in local)
-    assert any(url.endswith("/gx/images/favicon.ico") for url in local)  # GX's static/, from the installed package
-    for url in local:
-        assert datadocs.asset_path(url[len("/regionchaos/public/assets/"):]) is not None, url
+    assert "Stay current on everything GX" not in rewritten and offline.SITE_STYLE in rewritten
+    local = _SUBRESOURCE.findall(rewritten)
+    assert f"{static}/vendor/jquery.min.js" in local and f"{static}/vendor/bootstrap-table.min.js" in local
+    assert f"{static}/images/favicon.ico" in local  # GX's favicon path, one folder short on validation pages
+    assert not any("vega" in url for url in local)  # no page of these draws a chart
+    assert {url for url in local if "/vendor/" in url} == {f"{static}/vendor/{name}" for name in used}
+    assert "bootstrap-prefers-dark" not in rewritten and "about:blank" not in rewritten.split("<body")[0]
 
 
-@pytest.mark.parametrize("name", ["../app.py", "vendor/../../app.py", "gx/../../__init__.py", "vendor/", "other/x.js",
-                                  "vendor/.hidden", "vendor\\..\\x", "gx"])
-def test_assets_outside_the_two_folders_are_none(name):
-    assert datadocs.asset_path(name) is None
+def test_make_offline_copies_the_assets_the_site_loads(tmp_path):
+    site = tmp_path / "datadocs"
+    shutil.copytree(TINY, site)
+    offline.make_offline(site)
+    copied = {p.relative_to(site / "static" / "vendor").as_posix() for p in (site / "static" / "vendor").rglob("*")
+              if p.is_file()}
+    assert "jquery.min.js" in copied and "fontawesome/css/all.min.css" in copied
+    assert "fontawesome/webfonts/fa-solid-900.woff2" in copied  # what the stylesheet loads
+    assert not any(name.startswith("vega") for name in copied)
+    for name in copied:
+        assert (site / "static" / "vendor" / name).read_bytes() == (offline.ASSETS_DIR / name).read_bytes()
+    assert all(external_subresources(p.read_text()) == [] for p in site.rglob("*.html"))
+
+
+@pytest.mark.browser
+def test_a_site_written_offline_renders_by_file_url_with_the_network_off(tmp_path):
+    """The rewrite's point: the Data Docs folder opened from disk, every http(s) request refused."""
+    from tests.offline_page import open_offline
+
+    site = tmp_path / "datadocs"
+    shutil.copytree(TINY, site)
+    offline.make_offline(site)
+
+    def read(page):
+        page.locator("text=Unexpected Value").first.wait_for(timeout=30_000)
+        return page.locator(".bootstrap-table").count(), page.locator("body").inner_text()  # drawn: its scripts ran
+
+    (filled, text), requested = open_offline(site / VALIDATION, SCREENSHOTS / "datadocs-offline.png", read,
+                                             network=False)
+    assert filled > 0 and "Status: Failed" in re.sub(r"\s+", " ", text)
+    assert all(url.startswith("file://") for url in requested), [u for u in requested if not u.startswith("file:")]
 
 
 def test_a_capability_is_for_one_run_and_expires():
@@ -110,8 +149,8 @@ def _page_text(page: str) -> str:
 def validation_page(by_run: dict[str, dict]) -> str:
     """GX 1.24's Data Docs page (its site builder's renderer and view) of one failed ``ExpectRuleHolds``
     whose result ``_validate`` made from the suite metric's value ``by_run``, with the meta GX's Spark
-    dataframe asset writes (no ``data_asset_name`` in ``batch_spec``) as `validate.name_data_assets`
-    leaves it, the run name `validate.gx_run_name` gives."""
+    dataframe asset writes (no ``data_asset_name`` in ``batch_spec``) as `regionchaos.judge.engine.name_data_assets`
+    leaves it, the run name `regionchaos.judge.engine.gx_run_name` gives."""
     from types import SimpleNamespace
 
     from great_expectations.core import ExpectationSuiteValidationResult, ExpectationValidationResult
@@ -119,9 +158,10 @@ def validation_page(by_run: dict[str, dict]) -> str:
     from great_expectations.render.renderer import ValidationResultsPageRenderer
     from great_expectations.render.view import DefaultJinjaPageView
 
-    from regionchaos import validate as V
+    from regionchaos.judge import engine as E
+    from regionchaos.judge import suites as S
 
-    rule = V.load_custom().ExpectRuleHolds(
+    rule = S.load_custom().ExpectRuleHolds(
         suite="notifications", rule="failed_region_did_not_commit", unexpected_rows_query="SELECT * FROM {batch}",
         description="A region that failed checkpoint N commits nothing upon N's notification.")
     result = rule._validate({"regionchaos.suite_violations": {"failed_region_did_not_commit": by_run}})
@@ -131,11 +171,11 @@ def validation_page(by_run: dict[str, dict]) -> str:
         success=False, results=[evr], suite_name="notifications",
         statistics={"evaluated_expectations": 1, "successful_expectations": 0, "unsuccessful_expectations": 1,
                     "success_percent": 0.0},
-        meta={"run_id": RunIdentifier(run_name=V.gx_run_name(sorted(by_run))), "great_expectations_version": "1.24.1",
+        meta={"run_id": RunIdentifier(run_name=E.gx_run_name(sorted(by_run))), "great_expectations_version": "1.24.1",
               "batch_spec": {"batch_data": "SparkDataFrame"},
               "active_batch_definition": {"datasource_name": "regionchaos", "data_connector_name": "fluent",
                                           "data_asset_name": "run", "batch_identifiers": {"dataframe": "<DATAFRAME>"}}})
-    V.name_data_assets(SimpleNamespace(run_results={"notifications": vr}))
+    E.name_data_assets(SimpleNamespace(run_results={"notifications": vr}))
     return DefaultJinjaPageView().render(ValidationResultsPageRenderer().render(vr))
 
 
@@ -166,11 +206,15 @@ def test_a_pass_over_several_runs_counts_per_run_and_names_each_row_s_run():
 # -- through the plugin -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def stored_docs(s3_server):
+def stored_docs(s3_server, tmp_path_factory):
+    """The tiny Data Docs as a run stores them: rewritten by `make_offline` (as `validate` writes them)."""
+    site = tmp_path_factory.mktemp("stored-docs") / "datadocs"
+    shutil.copytree(TINY, site)
+    offline.make_offline(site)
     config = s3_server.config.model_copy(update={"prefix": PREFIX})
     client = config.client()
-    for path in TINY.rglob("*.html"):
-        client.put_object(Bucket=config.bucket, Key=f"{PREFIX}/{RUN_ID}/datadocs/{path.relative_to(TINY).as_posix()}",
+    for path in (p for p in site.rglob("*") if p.is_file()):
+        client.put_object(Bucket=config.bucket, Key=f"{PREFIX}/{RUN_ID}/datadocs/{path.relative_to(site).as_posix()}",
                           Body=path.read_bytes())
     client.put_object(Bucket=config.bucket, Key=f"{PREFIX}/{RUN_ID}/checkpoints/chk-1/_metadata", Body=b"{}")
     client.close()
@@ -211,13 +255,19 @@ def csp(response) -> dict[str, list[str]]:
 def test_data_docs_open_through_a_capability_with_scripts_sandboxed(configured, auth):
     with TestClient(plugin.app) as client:
         assert client.get(f"/runs/{RUN_ID}/datadocs", follow_redirects=False).status_code == 401  # login first
-        moved = client.get(f"/runs/{RUN_ID}/datadocs", headers={"Authorization": f"Bearer {auth}"},
-                           follow_redirects=False)
-        assert moved.status_code == 303
-        target = moved.headers["location"]
+        own = client.get(f"/runs/{RUN_ID}/datadocs", headers={"Authorization": f"Bearer {auth}"})
+        assert own.status_code == 200  # the Data Docs' own page: the run's facts above the docs, framed
+        assert f'value="http://testserver/plugin/chaos/regionchaos/runs/{RUN_ID}/datadocs"' in own.text  # to share
+        target = re.search(r'<iframe id="docs"[^>]* src="([^"]+)"', own.text)[1]
         assert re.fullmatch(rf"/public/dd/\d+\.[A-Za-z0-9_-]+/{RUN_ID}/datadocs/index\.html", target), target
         page = client.get(target)  # no login: the token is the capability
         assert page.status_code == 200 and "Validation Results" in page.text
+        stored = client.get(target.replace("index.html", "static/vendor/jquery.min.js"))  # the site's own copy
+        assert stored.status_code == 200 and stored.content == (offline.ASSETS_DIR / "jquery.min.js").read_bytes()
+        moved = client.get(f"/runs/{RUN_ID}/datadocs/index.html", headers={"Authorization": f"Bearer {auth}"},
+                           follow_redirects=False)  # what the stored report links: the capability address
+        assert moved.status_code == 303
+        assert re.fullmatch(rf"/public/dd/\d+\.[A-Za-z0-9_-]+/{RUN_ID}/datadocs/index\.html", moved.headers["location"])
         policy = csp(page)
         assert policy["sandbox"] == ["allow-scripts"]  # scripts, but never with allow-same-origin
         assert policy["default-src"] == ["'none'"] and policy["connect-src"] == ["'none'"]
@@ -228,13 +278,9 @@ def test_data_docs_open_through_a_capability_with_scripts_sandboxed(configured, 
                         f"/public/dd/{token}/{RUN_ID}/checkpoints/chk-1/_metadata",
                         f"/public/dd/{token}/{RUN_ID}/datadocs/../checkpoints/chk-1/_metadata"]:
             assert client.get(refused).status_code == 404, refused
-        suite = client.get(f"/runs/{RUN_ID}/datadocs?suite=flip_bounds", headers={"Authorization": f"Bearer {auth}"},
-                           follow_redirects=False)
-        assert suite.status_code == 303 and suite.headers["location"].endswith(f"/{RUN_ID}/datadocs/{VALIDATION}")
-        asset = client.get("/public/assets/vendor/jquery.min.js")  # library files: no login, no data
-        assert asset.status_code == 200 and asset.headers["content-type"].startswith("text/javascript")
-        assert asset.headers["access-control-allow-origin"] == "*"
-        assert client.get("/public/assets/vendor/../app.py").status_code == 404
+        suite = client.get(f"/runs/{RUN_ID}/datadocs?suite=flip_bounds", headers={"Authorization": f"Bearer {auth}"})
+        framed = re.search(r'<iframe id="docs"[^>]* src="([^"]+)"', suite.text)[1]
+        assert suite.status_code == 200 and framed.endswith(f"/{RUN_ID}/datadocs/{VALIDATION}")
 
 
 @pytest.fixture
@@ -284,7 +330,7 @@ def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served
             page.on("request", lambda r: requested.append(r.url))
             page.route(f"{origin}/airflow-shell", lambda route: route.fulfill(body=shell, content_type="text/html"))
             page.goto(f"{origin}/airflow-shell")
-            frame = page.frame_locator("#view")
+            frame = page.frame_locator("#view").frame_locator("#docs")  # the plugin's page, the docs in it
             first_row = frame.locator("table.ge-index-page-validation-results-table tbody tr").first
             first_row.wait_for(timeout=60_000)  # filled by bootstrap-table: the page's scripts ran
             index_text = frame.locator("body").inner_text()
@@ -307,5 +353,6 @@ def test_data_docs_render_inside_a_frame_with_no_request_leaving_loopback(served
         assert re.search(rf"(^|\s){value}(\s|$)", validation_text.split("Unexpected Value", 1)[1]), value
     hosts = {urlsplit(url).hostname for url in requested if not url.startswith(("data:", "about:"))}
     assert hosts == {"127.0.0.1"}, sorted(set(requested))
-    assert any("/public/assets/vendor/bootstrap-table.min.js" in url for url in requested)
+    assert any(re.search(r"/public/dd/[^/]+/tiny-run/datadocs/static/vendor/bootstrap-table\.min\.js$", url)
+               for url in requested)  # the stored site's own copy
     assert (SCREENSHOTS / "datadocs-validation.png").stat().st_size > 10_000

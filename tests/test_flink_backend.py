@@ -1,4 +1,4 @@
-"""The real-Flink backend (issue 31, first milestone): a loopback cluster, one chaos run, the control.
+"""The real-Flink backend: a loopback cluster, one chaos run, the control.
 
 In:  the Flink distribution `regionchaos.flink.dist.find_dist` finds (``scripts/setup.sh``
      or ``FLINK_HOME``): the tests marked ``flink`` are skipped, with the reason, when there is none.
@@ -214,6 +214,9 @@ def test_the_shell_entry_s_verdict_is_the_gx_suites_never_the_exactly_once_cross
     tests/test_flink_judging.py): a passed cross-check with the suites failing is invalid; not judged is unknown."""
     from regionchaos.flink import __main__ as entry
     from regionchaos.flink import judging
+    from regionchaos.judge import judgement_of
+    from regionchaos.judge.checks import not_applicable_check
+    from regionchaos.judge.suites import load_suites
 
     ran = {"exactly_once": {"check": "exactly_once", "status": "passed"}, "final_state": "FINISHED",
            "unknown_because": None}
@@ -224,16 +227,19 @@ def test_the_shell_entry_s_verdict_is_the_gx_suites_never_the_exactly_once_cross
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "unknown" and "--no-judge" in out["not_judged"]
 
-    def judge_stored(spark, store, run_id, docs=False):
-        return {"verdict": "invalid", "suites": {"exactly_once_output": "invalid"}, "not_applicable": [],
-                "storage": {}, "checks": [{"name": "exactly_once_output", "success": False,
-                                           "failed_rules": ["committed_once"]}]}
+    def judge_stored(spark, store, run_id, docs=False):  # every suite judged, exactly-once output failed
+        checks = [not_applicable_check(s, "flink") if s.name not in ("exactly_once_output", "storage_safety") else
+                  {"name": s.name, "success": s.name != "exactly_once_output",
+                   "failed_rules": ["committed_once"] if s.name == "exactly_once_output" else []}
+                  for s in load_suites()]
+        return judgement_of(run_id, checks, scenario=None, mutant=None, stats={"storage_files": {}})
     monkeypatch.setattr(judging, "judge_stored", judge_stored)
-    monkeypatch.setattr("regionchaos.spark.get_spark", lambda *args, **kwargs: None)
+    monkeypatch.setattr(entry, "get_spark", lambda *args, **kwargs: None)
     assert entry.main(["--seed", "1", "--run-id", "entry-judged", *where]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "invalid" and out["exactly_once"]["status"] == "passed"
     assert out["gx"]["failed"] == {"exactly_once_output": ["committed_once"]} and "python_verdict" not in out
+    assert out["outcome"]["kind"] == "violation" and out["outcome"]["exit_code"] == 1
 
 
 def test_find_dist_names_what_is_missing_and_reads_the_version(tmp_path):

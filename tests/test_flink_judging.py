@@ -1,6 +1,6 @@
-"""The real-Flink run judged by the GX suites that apply to it (issue 31, second milestone).
+"""The real-Flink run judged by the GX suites that apply to it.
 
-In:  the suites on disk (``applies_to`` in their YAML), `regionchaos.validate` (`_check`, `merge_verdict`,
+In:  the suites on disk (``applies_to`` in their YAML), `regionchaos.judge.checks` (`check_of`, `merge_verdict`,
      `load_suites`), `regionchaos.flink.tables` / `regionchaos.flink.judging`; for the tests marked ``flink``,
      a real loopback cluster (skipped, with the reason, without a distribution), the session's Spark and S3.
 Out: a suite that does not apply to a backend is "not applicable", counted neither way, and a suite that
@@ -18,16 +18,19 @@ import shutil
 
 import pytest
 
-from regionchaos import validate
+from regionchaos import run as R
+from regionchaos import tables as T
+from regionchaos.judge import checks as C
+from regionchaos.judge import suites as S
 from regionchaos.flink import tables as flink_tables
-from regionchaos.flink.judging import judge_stored
+from regionchaos.flink.judging import judge_stored, verdict_by_suite
 from regionchaos.flink.run import FlinkRunSpec, run_flink
 from tests.flink_dist import DIST, needs_flink
 
 RUN = "r1"
 
 
-def _passing(suite: validate.Suite, *, failing: str | None = None) -> dict:
+def _passing(suite: S.Suite, *, failing: str | None = None) -> dict:
     """GX-shaped rule results for one run: every rule holds, except ``failing`` (3 rows)."""
     out = {}
     for rule in (suite.evaluable, *suite.rules):
@@ -38,28 +41,28 @@ def _passing(suite: validate.Suite, *, failing: str | None = None) -> dict:
 
 
 def test_a_suite_not_applying_is_neither_passed_nor_failed_and_only_its_applicable_rules_count():
-    suites = validate.load_suites()
+    suites = S.load_suites()
     flink = [s.name for s in suites if s.rules_for("flink") is not None]
     assert "exactly_once_output" in flink and "storage_safety" in flink and "flip_bounds" not in flink
     assert all(s.rules_for("emulation") == s.rules for s in suites)  # the emulation's verdicts: every rule
     # a failing rule that does not apply to flink changes nothing there, and fails the emulation's check
     eo = next(s for s in suites if s.name == "exactly_once_output")
     skipped = next(r.name for r in eo.rules if r not in eo.rules_for("flink"))
-    assert validate._check(eo, RUN, _passing(eo, failing=skipped), None, "flink")["success"] is True
-    assert validate._check(eo, RUN, _passing(eo, failing=skipped), None)["success"] is False
-    checks = [validate._check(s, RUN, _passing(s), None, "flink") for s in suites]
-    na = [c["name"] for c in checks if not validate.applies(c)]
-    assert sorted(na) == sorted(set(validate.EXPECTED_INVARIANTS) - set(flink))
-    assert all(c["success"] is None and c["state"] == validate.NOT_APPLICABLE for c in checks if c["name"] in na)
-    assert validate.merge_verdict(checks) == "valid"
+    assert C.check_of(eo, RUN, _passing(eo, failing=skipped), None, "flink")["success"] is True
+    assert C.check_of(eo, RUN, _passing(eo, failing=skipped), None)["success"] is False
+    checks = [C.check_of(s, RUN, _passing(s), None, "flink") for s in suites]
+    na = [c["name"] for c in checks if not C.applies(c)]
+    assert sorted(na) == sorted(set(S.EXPECTED_INVARIANTS) - set(flink))
+    assert all(c["success"] is None and c["state"] == R.NOT_APPLICABLE for c in checks if c["name"] in na)
+    assert C.merge_verdict(checks) == "valid"
     # an applicable suite that failed, or that did not run, decides; not-applicable ones alone are unknown
-    failed = [validate._check(s, RUN, _passing(s, failing=s.rules_for("flink")[0].name if s.name in flink else None),
+    failed = [C.check_of(s, RUN, _passing(s, failing=s.rules_for("flink")[0].name if s.name in flink else None),
                               None, "flink") for s in suites]
-    assert validate.merge_verdict(failed) == "invalid"
-    missing = [validate._check(s, RUN, None if s.name == "storage_safety" else _passing(s), None, "flink")
+    assert C.merge_verdict(failed) == "invalid"
+    missing = [C.check_of(s, RUN, None if s.name == "storage_safety" else _passing(s), None, "flink")
                for s in suites]
-    assert validate.merge_verdict(missing) == "unknown"
-    assert validate.merge_verdict([c for c in checks if not validate.applies(c)]) == "unknown"
+    assert C.merge_verdict(missing) == "unknown"
+    assert C.merge_verdict([c for c in checks if not C.applies(c)]) == "unknown"
 
 
 @pytest.mark.parametrize("applies_to, says", [
@@ -69,12 +72,12 @@ def test_a_suite_not_applying_is_neither_passed_nor_failed_and_only_its_applicab
     ("{flink: []}", "applies_to.flink"),
 ])
 def test_a_bad_applies_to_is_refused_naming_the_suite(tmp_path, applies_to, says):
-    shutil.copytree(validate.expectations_dir(), tmp_path / "x")
+    shutil.copytree(S.expectations_dir(), tmp_path / "x")
     path = tmp_path / "x" / "suites" / "07_exactly_once_output.yaml"
     text = path.read_text().split("applies_to:")[0]
     path.write_text(text + f"applies_to: {applies_to}\n")
-    with pytest.raises(validate.SuiteError, match="07_exactly_once_output.yaml: suite exactly_once_output") as err:
-        validate.load_suites(tmp_path / "x")
+    with pytest.raises(S.SuiteError, match="07_exactly_once_output.yaml: suite exactly_once_output") as err:
+        S.load_suites(tmp_path / "x")
     assert says in str(err.value)
 
 
@@ -82,11 +85,11 @@ def test_committed_lines_become_one_split_of_seq_ranges_and_a_bad_line_a_commit_
     object_store.put_many([
         ("flink/sink/part-a-0-0", b"1,1,1\n0,1,0\n"), ("flink/sink/part-b-1-0", b"1,1,1\nnot,a,line\n")])
     commits, transactions = flink_tables.sink_rows(object_store, RUN)
-    cols = validate.tables_mod.column_names("commits")
+    cols = T.column_names("commits")
     got = sorted((r[cols.index("start")], r[cols.index("end")]) for r in commits if r[cols.index("start")] is not None)
     assert got == [(0, 1), (1, 2), (1, 2)] and len(commits) == 4 and len(transactions) == 3
     truth = flink_tables.truth_rows(RUN, {"records": 5, "keys": 2})
-    tcols = validate.tables_mod.column_names("truth")
+    tcols = T.column_names("truth")
     assert [r[tcols.index("sum")] for r in truth] == [0, 1, 0, 1, 0]  # the key seq mod K each record must carry
     assert flink_tables.relative_to_root("file:/tmp/x/checkpoints/j1/shared/s1", {"j1"}) == "j1/shared/s1"
 
@@ -107,7 +110,11 @@ def test_a_named_file_never_seen_is_lost_when_its_metadata_outlived_a_scan_else_
 
 
 def _judge(spark, store) -> dict:
-    return judge_stored(spark, store, RUN)
+    """The run's judgement, with each applicable suite's verdict and the storage counts."""
+    judged = judge_stored(spark, store, RUN)
+    suites, not_applicable = verdict_by_suite(judged.checks)
+    return {"verdict": judged.verdict, "checks": judged.checks, "suites": suites, "not_applicable": not_applicable,
+            "storage": judged.stats["storage_files"]}
 
 
 def _tamper_inventory(store, change) -> None:
@@ -118,6 +125,7 @@ def _tamper_inventory(store, change) -> None:
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_from_a_leak(
         object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=1, records=4000, keys=8, duration_s=20, tm_kills=1,
@@ -161,6 +169,7 @@ def test_a_real_run_is_valid_on_the_suites_that_apply_and_storage_tells_a_loss_f
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_resuming_from_an_older_checkpoint_is_invalid_through_exactly_once_output_only(object_store, spark, tmp_path):
     spec = FlinkRunSpec(seed=2, records=6000, keys=8, duration_s=30, tm_kills=0, jm_kill=True, resume="older",
                         inline_threshold_bytes=0)

@@ -1,4 +1,4 @@
-"""The judge's set-up in the background (regionchaos/validate.py `GXValidator.build_in_background`,
+"""The judge's set-up in the background (regionchaos/judge/engine.py `GXValidator.build_in_background`,
 `judging_session`; regionchaos/tables/spark.py `warm_up`), and the report's imports (regionchaos/report.py
 `import_in_background`).
 
@@ -16,54 +16,55 @@ import pytest
 
 from regionchaos import report
 from regionchaos import tables as tables_mod
-from regionchaos import validate as V
+from regionchaos.judge import engine as E
 
 
 @pytest.fixture
 def no_validator(monkeypatch):
     """A process whose GX validator is not built yet (restored afterwards: other tests share the real one)."""
-    monkeypatch.setattr(V.GXValidator, "_instance", None)
+    monkeypatch.setattr(E.GXValidator, "_instance", None)
 
 
 def test_the_thread_builds_the_validator_then_warms_the_tables(no_validator, monkeypatch):
     calls: list[str] = []
     session = object()
-    monkeypatch.setattr(V.GXValidator, "__init__", lambda self: calls.append("gx"))
-    monkeypatch.setattr("regionchaos.spark.get_spark", lambda *a, **k: session)
+    monkeypatch.setattr(E.GXValidator, "__init__", lambda self: calls.append("gx"))
+    monkeypatch.setattr(E, "get_spark", lambda *a, **k: session)
     monkeypatch.setattr(tables_mod, "warm_up", lambda spark: calls.append(("warm", spark)))
-    thread = V.GXValidator.build_in_background()
+    thread = E.GXValidator.build_in_background()
     assert isinstance(thread, threading.Thread) and thread.daemon
     thread.join(10)
     assert calls == ["gx", ("warm", session)]
-    assert V.GXValidator._instance is not None  # the judge's own `get` finds it built
+    assert E.GXValidator._instance is not None  # the judge's own `get` finds it built
 
 
 def test_nothing_starts_when_the_validator_exists(monkeypatch):
-    monkeypatch.setattr(V.GXValidator, "_instance", object())
-    assert V.GXValidator.build_in_background() is None
+    monkeypatch.setattr(E.GXValidator, "_instance", object())
+    assert E.GXValidator.build_in_background() is None
 
 
 def test_a_failed_build_leaves_nothing_and_the_judges_get_raises_it_again(no_validator, monkeypatch):
     def broken(self):
         raise RuntimeError("suite file missing")
 
-    monkeypatch.setattr(V.GXValidator, "__init__", broken)
+    monkeypatch.setattr(E.GXValidator, "__init__", broken)
     warmed = []
     monkeypatch.setattr(tables_mod, "warm_up", warmed.append)
-    V.GXValidator.build_in_background().join(10)
-    assert V.GXValidator._instance is None and warmed == []
+    E.GXValidator.build_in_background().join(10)
+    assert E.GXValidator._instance is None and warmed == []
     with pytest.raises(RuntimeError, match="suite file missing"):  # where the judge turns it into unknown
-        V.GXValidator.get()
+        E.GXValidator.get()
 
 
 def test_judging_session_starts_the_set_up_before_the_session(no_validator, monkeypatch):
     order: list[str] = []
-    monkeypatch.setattr(V.GXValidator, "build_in_background", classmethod(lambda cls: order.append("set-up")))
-    monkeypatch.setattr("regionchaos.spark.get_spark", lambda app_name: order.append(f"spark {app_name}") or "S")
-    assert V.judging_session("regionchaos-validate-x") == "S"
+    monkeypatch.setattr(E.GXValidator, "build_in_background", classmethod(lambda cls: order.append("set-up")))
+    monkeypatch.setattr(E, "get_spark", lambda app_name: order.append(f"spark {app_name}") or "S")
+    assert E.judging_session("regionchaos-validate-x") == "S"
     assert order == ["set-up", "spark regionchaos-validate-x"]
 
 
+@pytest.mark.spark
 def test_warm_up_converts_every_table_and_leaves_no_view(spark, monkeypatch):
     views = {t.name for t in spark.catalog.listTables()}
     seen: list[str] = []

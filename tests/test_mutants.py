@@ -3,62 +3,45 @@
 In:  `CASES`: per mutant of `regionchaos.scenario.MUTANTS`, a catalogue scenario and seed where
      the mutant matters (found by an offline seed search, then pinned here), the invariant
      suites it must fail and, per suite, the rules; the findings' scenarios.
-Out: for each case (a) the verdict is invalid (exit code 1 through `regionchaos.run.exit_code`)
-     and (b) each named invariant failed through each named rule (not just any); the unmutated
-     protocol on the same scenario and seed is valid (exit code 0) with every rule at 0 rows; each
-     finding fails exactly its declared invariants.
+Out: for each case (a) the checks caught it (a violation no finding explains: exit code 1 through
+     the outcome policy, `regionchaos.judge.policy`) and (b) each named invariant failed through each
+     named rule (not just any); the unmutated protocol on the same scenario and seed is valid (exit
+     code 0) with every rule at 0 rows; each finding fails exactly its declared invariants, as its
+     scenario allows (exit code 0, the finding named).
 
 Cost: every run is emulated through the runner (`runner.start` into the
 embedded S3 server; the data plane's partition function runs in this process, `spark=None`,
 which halves the emulation time here), then all runs are judged by ONE pass of the GX suites
-on Spark (`validate_runs`: every table carries run_id). Per-run validation through
+on Spark (`regionchaos.judge.runs.judge_stores`: every table carries run_id). Per-run validation through
 `runner.run` is covered by tests/test_validate.py.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+from pathlib import Path
+
 import pytest
+import yaml
 
 from regionchaos import runner
-from regionchaos.run import ExitCode, exit_code
+from regionchaos.judge import run_outcome
+from regionchaos.judge.suites import load_suites
+from regionchaos.run import ExitCode
 from regionchaos.scenario import MUTANTS, load
 from regionchaos.storage import ObjectStore
 from tests.judge_pool import pooled
 
 pytestmark = pytest.mark.spark
 
-KEEP_FORCING = {"execution.checkpointing.region.forced-global-failure": "keep-forcing"}
-# mutant -> (scenario, seed, overrides, {invariant it must fail: the rules of that suite it must fail}).
-# KEEP_FORCING: on these schedules the FLIP's own tier 2 makes the correct protocol fail flip_bounds
-# (finding F1), so the case pins the dev list's alternative: its baseline must pass every rule.
+# mutant -> (scenario, seed, overrides, {invariant it must fail: the rules of that suite it must fail}), pinned in
+# expectations/mutant_cases.yaml (bench/mutant_swarm.py and bench/shrink_mutants.py read them too)
 CASES: dict[str, tuple[str, int, dict, dict[str, tuple[str, ...]]]] = {
-    "cleaner-ignores-refs": ("regional-basic", 1, KEEP_FORCING, {"storage_safety": ("cleaner_keeps_referenced",)}),
-    "regional-final-checkpoint": ("bounded-final", 6, {}, {
-        "final_checkpoint": ("finished_on_global", "no_regional_final"),
-        "liveness": ("global_after_faults", "bounded_job_finishes"),
-        "exactly_once_output": ("bounded_output_complete",),
-        "decisions_follow_rules": ("regional_only_when_allowed",)}),
-    "failed-region-commits": ("smoke", 1, {}, {"notifications": ("failed_region_did_not_commit",),
-                                               "exactly_once_output": ("commit_within_checkpoint",)}),
-    "no-forced-global": ("forced-global", 1, KEEP_FORCING, {
-        "decisions_follow_rules": ("forced_exactly_at_bound",),
-        "flip_bounds": ("consecutive_regional_within_bound", "ref_chain_depth_within_bound")}),
-    "ignore-failure-ratio": ("smoke", 1, {}, {"decisions_follow_rules": ("regional_only_when_allowed",)}),
-    "enumerator-no-fallback": ("coordinator-fallback", 1, KEEP_FORCING,
-                               {"reachable_global_state": ("split_assignment_consistent",)}),
-    # 7 splits: the downscale 4 -> 2 has a remainder (8 would split evenly and hide the mutant)
-    "split-drops-remainder": ("rescale-4-2-1", 1, {"workload.splits": 7},
-                              {"redistribution": ("elements_follow_mode",)}),
-    "union-as-split": ("rescale-4-2-1", 1, {}, {"redistribution": ("elements_follow_mode",),
-                                                "reachable_global_state": ("union_state_agrees",)}),
-    "drop-recovered-inflight": ("unaligned-recovery-7-2", 2, {}, {
-        "inflight_data": ("no_records_lost", "channel_starts_at_consumed"),
-        "state_consistency": ("counter_equals_truth",),
-        "exactly_once_output": ("bounded_output_complete",)}),
-    "metadata-before-state": ("storage-faults", 1, {}, {
-        "storage_safety": ("retained_objects_exist", "metadata_names_existing_objects")}),
-    "fallback-to-aborted": ("smoke", 14, {}, {"metadata_well_formed": ("ref_names_earlier_completed",)}),
-}
+    name: (case["scenario"], case["seed"], case.get("set", {}), {s: tuple(r) for s, r in case["fails"].items()})
+    for name, case in yaml.safe_load((Path(__file__).resolve().parents[1] / "expectations" / "mutant_cases.yaml")
+                                     .read_text()).items()}
 # findings: scenario (its own seed) -> the invariants the correct protocol breaks there (FINDINGS.md)
 FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "union-offsets-rescale": {"reachable_global_state", "exactly_once_output"},
@@ -72,8 +55,13 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed", "notifications"}}
 
 
+def _frozen(overrides: dict) -> str:
+    """The overrides as one hashable, stable value (a schedule is a list of entries)."""
+    return json.dumps(overrides, sort_keys=True)
+
+
 def _run_id(scenario: str, seed: int, mutant: str | None, overrides: dict) -> str:
-    tag = "-".join(f"{k.split('.')[-1]}{v}" for k, v in sorted(overrides.items()))
+    tag = hashlib.sha256(_frozen(overrides).encode()).hexdigest()[:8] if overrides else ""
     return f"mut-{scenario}-s{seed}-{mutant or 'correct'}" + (f"-{tag}" if tag else "")
 
 
@@ -92,7 +80,7 @@ def _build(config, spark) -> list[ObjectStore]:
     baselines = set()
     for mutant, (scenario, seed, overrides, _) in CASES.items():
         stores.append(_emulate(config, scenario, seed, mutant, overrides))
-        key = (scenario, seed, tuple(sorted(overrides.items())))
+        key = (scenario, seed, _frozen(overrides))
         if key not in baselines:
             baselines.add(key)
             stores.append(_emulate(config, scenario, seed, None, overrides))
@@ -110,7 +98,7 @@ def judged(judge_pool) -> dict[str, dict]:
 
 
 def _failed(result: dict) -> set[str]:
-    return {c["name"] for c in result["checks"] if c["success"] is False}
+    return {c["name"] for c in result.checks if c["success"] is False}
 
 
 def test_every_mutant_has_a_case():
@@ -118,8 +106,6 @@ def test_every_mutant_has_a_case():
 
 
 def test_every_invariant_is_broken_by_a_mutant_or_finding():
-    from regionchaos.validate import load_suites
-
     broken = {inv for *_, invariants in CASES.values() for inv in invariants} | set().union(*FINDINGS.values())
     assert {s.name for s in load_suites()} == broken
 
@@ -127,8 +113,6 @@ def test_every_invariant_is_broken_by_a_mutant_or_finding():
 def test_suite_files_claim_what_this_module_proves():
     """Each suite's ``broken_by`` (shown in Data Docs and expectations/README.md) lists exactly
     the mutants and findings proven here to break it: no claim without a test."""
-    from regionchaos.validate import load_suites
-
     for s in load_suites():
         proven = {m for m, (*_, invariants) in CASES.items() if s.name in invariants}
         assert set(s.mutants) == proven, f"{s.name}: broken_by lists {sorted(s.mutants)}, proven {sorted(proven)}"
@@ -139,8 +123,9 @@ def test_suite_files_claim_what_this_module_proves():
 def test_mutant_fails_its_invariant_through_the_rule_it_breaks(judged, mutant):
     scenario, seed, overrides, invariants = CASES[mutant]
     result = judged[_run_id(scenario, seed, mutant, overrides)]
-    assert exit_code(result) == ExitCode.INVALID, result["verdict"]
-    checks = {c["name"]: c for c in result["checks"]}
+    outcome = run_outcome(result)  # a violation no finding explains: the checks caught it
+    assert (outcome.kind, outcome.caught, outcome.exit_code) == ("violation", True, ExitCode.INVALID), result.why
+    checks = {c["name"]: c for c in result.checks}
     for invariant, rules in invariants.items():
         check = checks[invariant]
         assert check["success"] is False, f"{mutant} on {scenario} seed {seed}: {invariant} held"
@@ -149,27 +134,29 @@ def test_mutant_fails_its_invariant_through_the_rule_it_breaks(judged, mutant):
         assert all(check["rules"][r] > 0 for r in rules) and check["examples"]
 
 
-@pytest.mark.parametrize("case", sorted({(s, seed, tuple(sorted(o.items()))) for s, seed, o, _ in CASES.values()}),
-                         ids=lambda c: f"{c[0]}-s{c[1]}" + "".join(f"-{k}={v}" for k, v in c[2]))
+@pytest.mark.parametrize("case", sorted({(s, seed, _frozen(o)) for s, seed, o, _ in CASES.values()}),
+                         ids=lambda c: f"{c[0]}-s{c[1]}" + (f"-{_run_id(c[0], c[1], None, json.loads(c[2]))[-8:]}"
+                                                            if c[2] != "{}" else ""))
 def test_correct_protocol_on_the_same_schedule_is_valid(judged, case):
     scenario, seed, overrides = case
-    result = judged[_run_id(scenario, seed, None, dict(overrides))]
-    bad = {c["name"]: (c["success"], c.get("error"), c["examples"][:2]) for c in result["checks"] if c["success"] is not True}
-    assert exit_code(result) == ExitCode.VALID, bad
-    assert all(n == 0 for c in result["checks"] for n in c["rules"].values())  # every rule passed, not just suites
+    result = judged[_run_id(scenario, seed, None, json.loads(overrides))]
+    bad = {c["name"]: (c["success"], c.get("error"), c["examples"][:2]) for c in result.checks if c["success"] is not True}
+    assert run_outcome(result).exit_code == ExitCode.VALID and result.verdict == "valid", bad
+    assert all(n == 0 for c in result.checks for n in c["rules"].values())  # every rule passed, not just suites
 
 
 @pytest.mark.parametrize("scenario", sorted(FINDINGS))
 def test_finding_fails_for_its_stated_reason(judged, scenario):
-    from regionchaos.findings import allowed_failures, meets_expectation, outcome
+    from regionchaos.findings import allowed_failures
 
     sc = load(scenario)
     assert sc.expect.verdict == "invalid" and sc.expect.invariant in FINDINGS[scenario]
     assert FINDINGS[scenario] <= allowed_failures(sc)  # declared in regionchaos/findings.py
     result = judged[_run_id(scenario, sc.seed, None, {})]
-    assert exit_code(result) == ExitCode.INVALID
+    assert result.verdict == "invalid"
     assert _failed(result) == FINDINGS[scenario]
-    # and through rules the findings declare, not merely their invariants
-    shows = outcome(result["checks"])
-    assert meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
-                             failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
+    # and through rules the findings declare, not merely their invariants: a declared finding where its
+    # scenario allows it (exit 0, like pytest's xfail), the finding named
+    assert (result.standing, result.why) == ("finding", ""), result.why
+    outcome = run_outcome(result)
+    assert (outcome.kind, outcome.exit_code) == ("finding", ExitCode.VALID) and outcome.findings, outcome

@@ -1,5 +1,5 @@
 """Plugin tests: the runs view against a real (embedded, moto) S3, Airflow's auth, traversal,
-the trigger check, and the hardening of issue 28 (no schema without login, unreadable trigger
+the trigger check, and its hardening (no schema without login, unreadable trigger
 bodies refused, CSP and nosniff, unreadable summaries, the served-size cap, run ids of any script).
 
 In:  the plugin's FastAPI app (plugins/regionchaos_airflow/app.py) under Starlette's
@@ -11,6 +11,7 @@ Out: pass/fail. The same app mounted in a real api-server is driven by
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -215,7 +216,7 @@ def test_the_plugin_registers_the_app_and_a_nav_entry():
     plugin_cls = regionchaos_plugin.RegionChaosPlugin
     assert plugin_cls.fastapi_apps == [{"app": plugin.app, "url_prefix": "/regionchaos", "name": "regionchaos runs"}]
     (view,) = plugin_cls.external_views
-    assert view["destination"] == "nav" and view["url_route"] == "regionchaos"
+    assert view["destination"] == "nav" and view["url_route"] == "chaos"  # Airflow shows it at /plugin/chaos
     assert view["href"] == "regionchaos/"
 
 
@@ -330,7 +331,9 @@ def test_a_bad_form_is_refused_before_airflow_sees_it(auth, checked, rescale):
                            headers=bearer(auth("admin")))
     assert response.status_code == 400
     body = response.json()
-    assert body["detail"].startswith("Rescale plan (rescale): ")
+    sentence, field = body["detail"].split("\n")  # a sentence about the run, then the field, as the form shows it
+    assert sentence == "No chaos run was started: correct this field and trigger again."
+    assert field.startswith("Rescale plan (rescale): ")
     assert [(e["param"], e["title"]) for e in body["errors"]] == [("rescale", "Rescale plan")]
     assert downstream.bodies == []  # Airflow never saw it: no run
 
@@ -368,7 +371,8 @@ def test_the_ui_cookie_gets_the_check_too(auth, checked):
     client.cookies.set("_token", auth("admin"))
     response = client.post(TRIGGER, json={"conf": {"parallelism": 1}})
     assert response.status_code == 400
-    assert response.json()["detail"].startswith("Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers")
+    assert response.json()["detail"].split("\n")[1].startswith(
+        "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers")
     assert downstream.bodies == []
 
 
@@ -379,7 +383,7 @@ def test_backfills_of_a_checked_dag_are_checked(auth, checked):
     for path in ("/api/v2/backfills", "/api/v2/backfills/dry_run"):
         response = client.post(path, json=body, headers=bearer(auth("admin")))
         assert response.status_code == 400 and response.json()["detail"] == (
-            "Seeds (seeds): must be at least 1, got 0")
+            "No swarm was started: correct this field and trigger again.\nSeeds (seeds): must be at least 1, got 0")
     assert downstream.bodies == []
     good = {**body, "dag_run_conf": {"seeds": 3}}
     assert client.post("/api/v2/backfills", json=good, headers=bearer(auth("admin"))).status_code == 200
@@ -474,7 +478,11 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert [p["success_rate"] for p in points] == [0.9, 0.6, 0.8]
     page = client.get("/", headers=bearer(auth("admin"))).text
     assert 'id="trend"' in page and "3 nightly DAG runs" in page
-    table = page.split('<table id="trend-table"')[1].split("</table>")[0]  # the numbers beside the image
+    chart = json.loads(html.unescape(page.split('<script type="application/json" id="trend-data">')[1].split("</script>")[0]))
+    assert chart["labels"] == ["2026-11-20 00:00", "2026-11-21 00:00", "2026-11-22 00:00"]
+    assert chart["invariants"] == [{"name": "flip_bounds", "failures": [0, 1, 0]}]  # per invariant that failed
+    assert chart["success_rate"] == [90.0, 60.0, 80.0] and chart["runs"] == [2, 2, 2]
+    table = page.split('<table id="trend-table"')[1].split("</table>")[0]  # the numbers under the chart
     assert re.findall(r"<tr data-key=\"[^\"]+\"><td>([^<]+)</td>", table) == [
         "2026-11-20 00:00", "2026-11-21 00:00", "2026-11-22 00:00"]  # labelled by the DAG run's date
     assert "flip_bounds (1)" in table and ">60%<" in table
@@ -484,7 +492,7 @@ def test_the_nightly_trend_is_drawn_from_the_nightly_runs_only(configured, auth,
     assert "regionchaos_nightly" in hint and "No nightly DAG run" in hint
 
 
-# -- hardening (issue 28): no schema without login, unreadable bodies refused, CSP, unreadable
+# -- hardening: no schema without login, unreadable bodies refused, CSP, unreadable
 #    summaries, the size cap of served objects, run ids of any script --------------------------
 
 @pytest.fixture
@@ -595,17 +603,27 @@ def test_the_runs_view_has_a_strict_content_security_policy(configured, auth, cl
     for page in pages:
         assert page.status_code == 200 and page.headers["x-content-type-options"] == "nosniff"
         policy = csp(page)
-        assert policy["default-src"] == ["'none'"] and "script-src" not in policy  # no script runs at all
+        assert policy["default-src"] == ["'none'"] and "img-src" not in policy  # nothing loads but what is nonce'd
         assert policy["frame-ancestors"] == ["'self'"] and policy["base-uri"] == ["'none'"]
-        assert policy["form-action"] == ["'self'"] and policy["img-src"] == ["data:"]
+        assert policy["form-action"] == ["'self'"]
         assert not any("unsafe" in source for sources in policy.values() for source in sources)
         (nonce,) = [s[len("'nonce-"):-1] for s in policy["style-src"] if s.startswith("'nonce-")]
+        assert policy["script-src"] == [f"'nonce-{nonce}'"]  # the page's own scripts, nothing else
         assert re.findall(r"<style nonce=\"([^\"]+)\">", page.text) == [nonce]  # the page's one style block
-        assert "<script" not in page.text and " style=" not in page.text
-        assert all(src.startswith("data:image/png;base64,") for src in re.findall(r'<img [^>]*src="([^"]+)"', page.text))
+        scripts = re.findall(r"<script([^>]*)>", page.text)
+        run = [attrs for attrs in scripts if 'type="application/json"' not in attrs]  # data is not run
+        assert run and all(f'nonce="{nonce}"' in attrs for attrs in run), scripts
+        assert all(src.startswith("/public/assets/") for src in re.findall(r'<script [^>]*src="([^"]+)"', page.text))
+        assert " style=" not in page.text and "<img" not in page.text
         nonces.append(nonce)
-    assert 'id="trend"' in pages[0].text  # the trend image is allowed (img-src data:)
+    assert '<canvas id="trend"' in pages[0].text and 'src="/public/assets/chart.umd.min.js"' in pages[0].text
+    assert "chart.umd.min.js" not in pages[1].text  # no trend, no chart library
     assert nonces[0] != nonces[1] and len(nonces[0]) >= 16  # a new nonce per response
+    library = client.get("/public/assets/chart.umd.min.js")  # an open-source library file: no login
+    assert library.status_code == 200 and library.headers["content-type"].startswith("text/javascript")
+    assert library.text.startswith("/*!\n * Chart.js v4.")
+    for other in ("SOURCES.md", "licenses", "..%2Fapp.py", ".hidden.js", "missing.js"):
+        assert client.get(f"/public/assets/{other}").status_code == 404, other
 
 
 def test_every_response_says_nosniff_and_has_a_policy(configured, auth, client, monkeypatch):
@@ -749,12 +767,14 @@ def test_listable_run_ids(run_id, listed):
     assert listable_run_id(run_id) is listed
 
 
-# -- the runs view of issue 29: times, the DAG run, evidence, the report's own address, swarms ---
+# -- the runs view: times, the DAG run, evidence, the report's own address, swarms ----------------
 
 def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_prefix, auth, client, storage):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
-    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00"}
     own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
+    # the DAG run that made it: stored beside the summary by the run's task (airflow.json), never in it
+    own_prefix("smoke-s1-manual-9/airflow.json", json.dumps(
+        {"dag_id": "regionchaos_manual", "dag_run_id": "manual__2026-11-24T10:00:00+00:00", "note": "**invalid**"}))
     # the wall-clock seconds where runs write them: beside the summary, not in it (docs/ARTIFACTS.md)
     own_prefix("smoke-s1-manual-9/timing/wall_seconds.json", json.dumps(
         {"run_id": "smoke-s1-manual-9", "stats": {"wall_seconds": {"emulate": 61.5, "validate": 20.0, "report": 3.5}}}))
@@ -788,18 +808,21 @@ def test_a_run_shows_its_start_duration_and_dag_run_and_links_its_evidence(own_p
 
 def test_an_opened_report_has_an_address_of_its_own(own_prefix, auth, client):
     done = summary("smoke-s1-manual-9", "smoke", 1, "invalid", ("flip_bounds",))
-    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}
+    done["airflow"] = {"dag_id": "regionchaos_manual", "dag_run_id": "manual__1"}  # as runs before airflow.json
     own_prefix("smoke-s1-manual-9/summary.json", json.dumps(done))
     headers = bearer(auth("viewer"))
     page = client.get("/runs/smoke-s1-manual-9/report?invariant=flip_bounds", headers=headers)
     assert page.status_code == 200
     policy = csp(page)
-    assert policy["frame-src"] == ["'self'"] and policy["default-src"] == ["'none'"] and "script-src" not in policy
+    assert policy["frame-src"] == ["'self'"] and policy["default-src"] == ["'none'"]
     frame = re.search(r'<iframe id="report"[^>]* src="([^"]+)"', page.text)[1]
     assert frame == "/runs/smoke-s1-manual-9/report/index.html#inv-flip_bounds"  # at the failed invariant's row
     assert 'href="/runs/smoke-s1-manual-9/datadocs?suite=flip_bounds"' in page.text  # and its suite's Data Docs
-    assert '<a id="dag-run" href="/dags/regionchaos_manual/runs/manual__1">' in page.text
-    assert 'value="http://testserver/runs/smoke-s1-manual-9/report?invariant=flip_bounds"' in page.text  # to share
+    # Airflow's page of the DAG run opens in the top window, not in the plugin's frame
+    assert '<a id="dag-run" href="/dags/regionchaos_manual/runs/manual__1" target="_top">' in page.text
+    # to share: the report's one address, inside Airflow's UI (what the extra link and the note use)
+    assert 'value="http://testserver/plugin/chaos/regionchaos/runs/smoke-s1-manual-9/report?invariant=flip_bounds"' \
+        in page.text
     assert client.get("/runs/smoke-s1-manual-9/report").status_code == 401
     assert client.get("/runs/..%2Fx/report", headers=headers).status_code == 404
 

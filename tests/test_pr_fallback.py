@@ -1,5 +1,5 @@
-"""The handler's fallback, retention and split hand-back under both semantics (issue 27,
-behaviours 2, 3 and 5), and the hazard the hand-back opens (finding F10).
+"""The handler's fallback, retention and split hand-back under both semantics (FINDINGS.md,
+"The implementation PR's semantics"), and the hazard the hand-back opens (finding F10).
 
 Each test runs the same schedule through the model's own APIs (CheckpointCoordinator,
 CompletedCheckpointStore, SplitEnumerator; for the hazard, the emulator writing into an
@@ -259,7 +259,7 @@ def _duplicated_commits(commits: list[dict]) -> list[tuple[int, tuple[int, int],
 @pytest.mark.parametrize("semantics", SEMANTICS)
 def test_hazard_split_handed_back_while_its_reader_runs(semantics):
     """Scenario ``pr-split-handed-back`` (seed 1): 1 GLOBAL; split 4 discovered -> source 0; 2:
-    source 0 declines -> REGIONAL. Source 0 has not crashed and keeps reading split 4. PR: the
+    source 0 is silent (snapshot taken, ack late) -> REGIONAL (region 0 failed, process 0 pre-committed). Source 0 has not crashed and keeps reading split 4. PR: the
     split is back in the enumerator at 2's completion and is assigned again before 3; its new
     reader starts at the split's start, and the sink commits split 4's first records twice
     (read from the sink commits the emulation wrote). FLIP: split 4 stays with its reader; it

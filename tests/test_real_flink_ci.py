@@ -1,4 +1,4 @@
-"""The short real-Flink run the README's test command takes (issue 31): marked ``flink`` and ``flink_ci``.
+"""The short real-Flink run the README's test command takes: marked ``flink`` and ``flink_ci``.
 
 In:  the catalogue's `real-flink-tm-kills`, cut down (one TaskManager, killed once and replaced, 3,000
      records over 8 s), run by `regionchaos.runner.run` on a loopback cluster on free ports, judged in the
@@ -26,6 +26,7 @@ from tests.flink_dist import needs_flink
 @pytest.mark.flink
 @pytest.mark.flink_ci
 @needs_flink
+@pytest.mark.spark
 def test_ci_one_taskmanager_kill_judged_on_free_ports(s3_server, spark, tmp_path, record_property):
     scenario = load("real-flink-tm-kills", overrides={"real_flink.tm_kills": 1, "real_flink.records": 3000,
                                                       "real_flink.duration_s": 8, "real_flink.taskmanagers": 1})

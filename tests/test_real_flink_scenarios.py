@@ -1,4 +1,4 @@
-"""Real-Flink scenarios (``backend: flink``, issue 31's third milestone): the scenario key, the catalogue, `regionchaos run`.
+"""Real-Flink scenarios (``backend: flink``): the scenario key, the catalogue, `regionchaos run`.
 
 In:  the catalogue's real-Flink scenarios, `regionchaos.scenario` / `regionchaos.cli` / `regionchaos.runner` /
      `regionchaos.findings` / `regionchaos.report`, the GX validator's suite choice per backend; for the tests
@@ -28,10 +28,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from regionchaos import cli, findings, runner, validate
+from regionchaos import cli, findings, runner
+from regionchaos.judge import checks as C
+from regionchaos.judge import suites as S
 from regionchaos.report import build_report
 from regionchaos.run import parse_set
 from regionchaos.scenario import ScenarioError, catalogue, from_dict, load
+from tests.expectation_helpers import meets, shows
 from tests.flink_dist import DIST, needs_flink
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,20 +145,20 @@ def _check(name: str, success, state: str | None = None) -> dict:
 def test_a_negative_control_is_as_expected_only_failing_its_one_invariant():
     control, twin = load("real-flink-resume-older"), load("real-flink-jm-resume")
     assert findings.applicable(control) == [] and findings.applicable(twin) == []
-    meets = findings.meets_expectation
     assert meets(control, "invalid", ["exactly_once_output"], [], failed_rules=None)[0]
     assert not meets(control, "invalid", ["exactly_once_output", "storage_safety"], [], failed_rules=None)[0]
     assert not meets(control, "valid", [], [], failed_rules=[])[0]
     assert meets(twin, "valid", [], [], failed_rules=[])[0]
     assert not meets(twin, "invalid", ["exactly_once_output"], [], failed_rules=None)[0]
     # a suite that does not apply is neither failed nor unknown
-    shows = findings.outcome([_check("exactly_once_output", True), _check("flip_bounds", None, "not_applicable"),
-                              _check("liveness", None)])
-    assert shows["unknown"] == ["liveness"] and shows["failed"] == []
+    shown = shows([_check("exactly_once_output", True), _check("flip_bounds", None, "not_applicable"),
+                   _check("liveness", None)])
+    assert shown["unknown"] == ["liveness"] and shown["failed"] == []
 
 
 def _real_summary() -> dict:
-    from regionchaos.validate import load_suites, not_applicable_check
+    from regionchaos.judge.checks import not_applicable_check
+    from regionchaos.judge.suites import load_suites
 
     checks = [not_applicable_check(s, "flink") if s.name not in APPLICABLE else
               {"name": s.name, "invariant": s.invariant, "success": True, "unexpected_count": 0, "rules": {}}
@@ -181,8 +184,10 @@ def test_the_report_and_the_console_say_the_suites_not_applying_apart_never_as_p
     assert "not applicable to this distribution: metadata_well_formed" in out
 
 
+@pytest.mark.spark
 def test_gx_runs_for_backend_flink_the_applicable_suites_with_their_flink_rules_only(spark):
-    from regionchaos.validate import EVALUABLE, GXValidator
+    from regionchaos.judge.engine import GXValidator
+    from regionchaos.judge.suites import EVALUABLE
 
     validator = GXValidator.get()
     assert {s.name for s in validator.applicable("flink")} == APPLICABLE
@@ -214,6 +219,7 @@ def _processes_naming(text: str) -> list[int]:
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_regionchaos_run_on_a_real_scenario_is_valid_stores_everything_and_leaves_no_process(tmp_path):
     scratch = tmp_path / "tmp"  # the run's scratch folder (the cluster's files) is made under TMPDIR
     scratch.mkdir()
@@ -243,6 +249,7 @@ def test_regionchaos_run_on_a_real_scenario_is_valid_stores_everything_and_leave
 
 @pytest.mark.flink
 @needs_flink
+@pytest.mark.spark
 def test_real_flink_resume_older_is_invalid_through_exactly_once_output_only(s3_server, spark, tmp_path):
     summary = runner.run(load("real-flink-resume-older"), storage=s3_server.config, spark=spark,
                          local_dir=tmp_path)
@@ -304,14 +311,14 @@ def test_regional_checkpoints_are_read_from_the_distribution_s_own_jar(tmp_path)
 def test_on_a_regional_distribution_the_flip_s_own_suites_are_unknown_never_not_applicable():
     from regionchaos.flink.judging import FLIP600_SUITES, with_regional
 
-    suites = validate.load_suites()
+    suites = S.load_suites()
     checks = [{"name": s.name, "suite": s.name, "invariant": s.invariant, "success": True}
-              if s.name in APPLICABLE else validate.not_applicable_check(s, "flink") for s in suites]
-    assert validate.judged(with_regional(checks, False))["verdict"] == "valid"
+              if s.name in APPLICABLE else C.not_applicable_check(s, "flink") for s in suites]
+    assert C.merged(with_regional(checks, False))["verdict"] == "valid"
     regional = with_regional(checks, True)
-    unknown = [c["name"] for c in regional if c.get("success") is None and validate.applies(c)]
+    unknown = [c["name"] for c in regional if c.get("success") is None and C.applies(c)]
     assert sorted(unknown) == sorted(FLIP600_SUITES) and all("regional" in c["error"] for c in regional
                                                               if c["name"] in FLIP600_SUITES)
-    assert validate.judged(regional)["verdict"] == "unknown"
-    assert [c["name"] for c in regional if not validate.applies(c)] == [
+    assert C.merged(regional)["verdict"] == "unknown"
+    assert [c["name"] for c in regional if not C.applies(c)] == [
         s.name for s in suites if s.name not in APPLICABLE and s.name not in FLIP600_SUITES]

@@ -21,14 +21,14 @@ def script():
 
 def test_a_scenario_that_is_not_emulated_is_refused_naming_the_option():
     for scenario in ("no-such-scenario", "real-flink-tm-kills"):
-        done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", scenario], capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "bench.rule_costs", "--scenario", scenario], capture_output=True,
                               text=True, cwd=ROOT, timeout=60)
         assert done.returncode == 2, done.stderr
         assert f"--scenario {scenario}: not an emulated catalogue scenario" in done.stderr
 
 
 def test_no_repetition_is_refused():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", "smoke", "--repeat", "0"],
+    done = subprocess.run([sys.executable, "-m", "bench.rule_costs", "--scenario", "smoke", "--repeat", "0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2 and "--repeat" in done.stderr
 
@@ -47,14 +47,11 @@ def test_the_report_lists_the_dearest_first_and_sums_the_suites():
 
 
 # bench/rule_diff.py: the differential check of a rule's rewrite refuses what it cannot compare, before any run.
-DIFF = ROOT / "bench" / "rule_diff.py"
-
-
 def test_rule_diff_refuses_an_unknown_rule_and_a_revision_without_the_rule():
-    done = subprocess.run([sys.executable, str(DIFF), "notifications.no_such_rule"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "bench.rule_diff", "notifications.no_such_rule"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2 and "rule notifications.no_such_rule: no expectations/sql" in done.stderr
-    done = subprocess.run([sys.executable, str(DIFF), "notifications.commit_upon_notification", "--against",
-                           "no-such-revision"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "bench.rule_diff", "notifications.commit_upon_notification",
+                           "--against", "no-such-revision"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "--against no-such-revision: no expectations/sql/notifications/commit_upon_notification.sql" in done.stderr

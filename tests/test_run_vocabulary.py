@@ -1,19 +1,19 @@
-"""The run's vocabulary has one home (`regionchaos.run`): verdict merge, exit codes, the unknown
-result, and the ``--set`` reader and writer.
+"""The run's vocabulary has one home (`regionchaos.run`): verdict merge, exit codes, and the ``--set``
+reader and writer.
 
 In:  `regionchaos.run` (pure functions, no Spark or S3), the CLI's --help epilog, and the source
      files of regionchaos/, spark_jobs/, plugins/, dags/ and bench/ (read as ASTs, never run).
-Out: the merge order on a table of cases, each verdict's exit code, format -> parse round trips
+Out: the merge order on a table of cases, the exit codes --help names, format -> parse round trips
      (hypothesis), parse errors naming ``--set``, and a guard that no other module assigns the
-     exit numbers, ranks verdicts for its own merge, writes out the unknown result or formats
-     ``--set`` arguments by hand (shown to fail on synthetic sources).
+     exit numbers, ranks verdicts for its own merge, writes out an unknown result by hand or formats
+     ``--set`` arguments by hand (shown to fail on synthetic sources). Which exit code a run gets is
+     the outcome policy's: tests/test_outcomes.py.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
-import json
 import re
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from regionchaos import cli
-from regionchaos.run import ExitCode, Verdict, exit_code, format_set, parse_set, set_args, unknown_result
+from regionchaos.run import ExitCode, Verdict, format_set, parse_set, set_args
 from regionchaos.scenario import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,24 +61,12 @@ def test_a_checks_success_reads_as_a_verdict(success, expected):
     assert Verdict.of_success(success) == expected
 
 
-@pytest.mark.parametrize("verdict, code", [("valid", 0), ("invalid", 1), ("unknown", 3), (None, 3), ("odd", 3)])
-def test_each_verdict_has_its_exit_code(verdict, code):
-    summary = {} if verdict is None else {"verdict": verdict}
-    assert exit_code(summary) == code
-    assert int(exit_code(summary)) == code
-
-
 def test_exit_codes_and_their_meanings_are_what_help_prints():
     assert [(c.name, int(c)) for c in ExitCode] == [("VALID", 0), ("INVALID", 1), ("BAD_INPUT", 2), ("UNKNOWN", 3)]
-    assert cli.EPILOG == "exit codes: 0 valid, 1 invariant violated, 2 bad input, 3 infrastructure error / unknown"
-
-
-def test_the_unknown_result_has_no_checks_and_exits_3():
-    result = unknown_result("emulate failed: boom")
-    assert result == {"checks": [], "verdict": "unknown", "error": "emulate failed: boom"}
-    assert exit_code(result) == ExitCode.UNKNOWN
-    assert json.loads(json.dumps(result)) == result
-    assert unknown_result("x") is not unknown_result("x")  # a fresh dict each time: callers add to it
+    assert cli.EPILOG == (
+        "exit codes (the outcome table, README: Outcomes): 0 valid, or a declared finding where its scenario "
+        "allows it; 1 an invariant violated that no finding explains, a finding's scenario that no longer fails, "
+        "or a mutant (caught or not); 2 bad input; 3 unknown / infrastructure error")
 
 
 # -- --set ----------------------------------------------------------------------------------------
@@ -245,8 +233,9 @@ def test_no_module_outside_regionchaos_run_redefines_the_vocabulary():
 # -- one lifecycle: one start, one judge, one summary builder -------------------------------------
 
 # (callee, the one function allowed to call it): the start of a run is `runner.start`, the GX pass
-# is reached only through `validate.judge`, and a summary is built only by `build_summary`.
-ONE_PATH = {"prepare_run": "start", "emulate": "start", "gx_checks": "judge"}
+# (its workers, its results read back) is reached only through `regionchaos.judge.engine.judge`, and a
+# summary is built only by `build_summary`.
+ONE_PATH = {"prepare_run": "start", "emulate": "start", "suite_workers": "judge", "rule_results_from_gx": "validate"}
 SUMMARY_KEYS = {"run_id", "verdict", "checks", "stats", "replay"}
 
 
@@ -280,20 +269,20 @@ def lifecycle_violations(source: str, where: str) -> list[str]:
 def test_the_lifecycle_guard_catches_a_second_path():
     source = ("def run_many(store, sc):\n    runner.prepare_run(store, sc, run_id='r', mutant=None, replay='-')\n"
               "    runner.emulate(sc, store=store)\n"
-              "def my_judge(spark, t):\n    return V.gx_checks(spark, t, ['r'])\n"
+              "def my_judge(spark, t):\n    return validator.validate(t['run'], workers=E.suite_workers(9))\n"
               "def summary_of(v):\n    return {'run_id': 'r', 'verdict': v['verdict'], 'checks': [], 'stats': {},"
               " 'replay': None}\n")
     found = lifecycle_violations(source, "synthetic.py")
     assert [f.split(": ", 1)[1] for f in found] == [
         "prepare_run called from run_many, not start", "emulate called from run_many, not start",
-        "gx_checks called from my_judge, not judge", "builds a run summary"], found
+        "suite_workers called from my_judge, not judge", "builds a run summary"], found
     clean = ("def go(store, sc):\n    return runner.start(store, sc, run_id='r', mutant=None, replay='-')\n"
-             "def check(spark, t):\n    return V.judge(spark, t, ['r'], total_rows=1)\n")
+             "def check(spark, t):\n    return E.judge(spark, t, ['r'], total_rows=1)\n")
     assert lifecycle_violations(clean, "clean.py") == []
 
 
 def test_a_run_starts_is_judged_and_is_summed_up_in_one_place_each():
-    homes = {ROOT / "regionchaos" / "runner.py", ROOT / "regionchaos" / "validate.py",
+    homes = {ROOT / "regionchaos" / "runner.py", ROOT / "regionchaos" / "judge" / "engine.py",
              ROOT / "regionchaos" / "run" / "summary.py"}
     files = [p for folder in CODE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))
              if ".venv" not in p.parts]

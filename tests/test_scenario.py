@@ -104,3 +104,59 @@ def test_regional_off_allows_keyed_state_and_changelog():
     sc = from_dict({"name": "t", "topology": {"keyed_state": True},
                     "flink": {"state.backend.changelog.enabled": True}})
     assert sc.topology.keyed_state and sc.flink.changelog
+
+
+def _documented_keys() -> dict[str, tuple[str, str]]:
+    """docs/ARCHITECTURE.md's table of the scenario's flink keys: key -> (default here, Flink's default)."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md").read_text()
+    section = text.split("## The scenario's `flink:` keys", 1)[1].split("\n## ", 1)[0]
+    return {m[1]: (m[2].strip(), m[3].strip())
+            for m in re.finditer(r"^\| `([^`]+)` \| ([^|]+) \| (.+) \|$", section, re.MULTILINE)}
+
+
+def test_the_docs_list_every_flink_key_with_its_default_and_mark():
+    """Every `flink` key of the model is in the docs' table with the model's default, and the keys Flink
+    does not have are exactly those marked "not a Flink key" in the model and in the docs."""
+    import json
+
+    from regionchaos.scenario import FlinkConfig, not_flink_keys
+
+    documented = _documented_keys()
+    model = {f.alias: f for f in FlinkConfig.model_fields.values()}
+    assert set(documented) == set(model)
+    for key, field in model.items():
+        default = field.default
+        shown = "unset" if default is None else json.dumps(getattr(default, "value", default)).strip('"')
+        assert documented[key][0] == shown, key
+    assert {k for k, (_, flink) in documented.items() if flink.startswith("not a Flink key")} == set(not_flink_keys())
+    assert set(not_flink_keys()) == {"execution.checkpointing.region.timeout",
+                                     "execution.checkpointing.region.forced-global-failure",
+                                     "execution.checkpointing.region.semantics"}
+
+
+def test_the_scenario_listing_and_the_forms_mark_what_is_not_a_flink_key(capsys):
+    """`regionchaos scenarios` marks each key Flink does not have where a scenario sets it, and no Flink
+    key; the trigger forms' scenario field names each such key the catalogue sets."""
+    import sys
+
+    from regionchaos import cli
+    from regionchaos.scenario import not_flink_keys
+
+    assert cli.main(["scenarios"]) == 0
+    out = capsys.readouterr().out
+    marked = {m.split("=")[0].split()[-1] for m in out.replace("\n", " ").split(", ") if "(not a Flink key)" in m}
+    flagged = {key for key in not_flink_keys() if f'{key}="' in out.replace("\n", " ")}
+    assert "execution.checkpointing.region.semantics" in flagged  # the pr-* scenarios set it
+    assert marked >= flagged and all(key in not_flink_keys() for key in marked), (marked, flagged)
+    assert "max-failure-ratio=0.5 (not a Flink key)" not in out.replace("\n", " ")
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "plugins"))
+    from regionchaos_airflow.params import manual_params, swarm_params
+
+    for params in (manual_params(), swarm_params()):
+        description = params["scenario"].description
+        assert f"{'execution.checkpointing.region.semantics'} (not a Flink key), set by pr-" in description
+        assert "max-failure-ratio (not a Flink key)" not in description

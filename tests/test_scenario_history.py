@@ -69,7 +69,9 @@ def test_rescale_redistributes_4_2_1():
 def test_bounded_final_ends_on_global_with_finished_tasks():
     _, ev = _history("bounded-final")
     k = _kinds(ev)
-    assert k["sources_exhausted"] == 1 and k["job_finished"] == 1
+    # the end of input may be revoked by a failover after it (with Flink's tolerable-failed-checkpoints 0 an abort
+    # fails the job) and reached again: exhausted once more than revoked
+    assert k["sources_exhausted"] == k.get("end_of_input_revoked", 0) + 1 and k["job_finished"] == 1
     finished = next(e for e in ev if e["kind"] == "job_finished")
     assert finished["type"] == "GLOBAL"
     final = [e for e in _decided(ev) if e["final"]]

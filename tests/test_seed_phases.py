@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "bench" / "seed_phases.py"
 
 
 def test_inner_process_times_every_phase_of_real_seeds():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--inner", "--seeds", "2"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bench.seed_phases", "--inner", "--seeds", "2"], capture_output=True,
                           text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     phases = json.loads(done.stdout.strip().splitlines()[-1])
@@ -23,21 +22,21 @@ def test_inner_process_times_every_phase_of_real_seeds():
 
 
 def test_against_a_directory_that_is_no_checkout_is_refused(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--against", str(tmp_path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bench.seed_phases", "--against", str(tmp_path)], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2
     assert "--against" in done.stderr and "not a checkout" in done.stderr
 
 
 def test_an_unknown_scenario_is_refused_naming_the_option():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", "no-such-scenario"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "bench.seed_phases", "--scenario", "no-such-scenario"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2
     assert "--scenario no-such-scenario" in done.stderr
 
 
 def test_a_big_run_is_refused_before_it_is_emulated():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--scenario", "large"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bench.seed_phases", "--scenario", "large"], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2
     assert "--scenario large: a big run" in done.stderr and "bench/run.py" in done.stderr

@@ -19,6 +19,7 @@ from regionchaos.cli import main
 from regionchaos.scenario import load
 from regionchaos.schedule import pin
 from regionchaos import shrink as shrink_mod
+from regionchaos.judge.judgement import judgement_of_record
 from regionchaos.shrink import candidates, judge, shrink, size
 
 MUTANT = "failed-region-commits"
@@ -48,8 +49,10 @@ def test_rounds_go_on_until_nothing_smaller_fails_and_max_rounds_stops_them(monk
         return culprit in scenario.to_dict()["faults"]["schedule"]
 
     def stand_in(spark, scenarios, mutant):
-        return [{"run_id": str(i), "verdict": "invalid" if fails(s) else "valid",
-                 "failed": ["notifications"] if fails(s) else [], "unknown": []} for i, s in enumerate(scenarios)]
+        return [judgement_of_record({"run_id": str(i), "verdict": "invalid" if fails(s) else "valid",
+                                     "failed": ["notifications"] if fails(s) else [], "unknown": [],
+                                     "failed_rules": ["notifications.commits_only_on_completion"] if fails(s) else []},
+                                    scenario=s, mutant=mutant) for i, s in enumerate(scenarios)]
 
     monkeypatch.setattr(shrink_mod, "judge", stand_in)
     scenario = load("smoke", seed=1)
@@ -85,7 +88,7 @@ def test_the_cli_shrinks_a_mutant_run_and_the_shrunk_file_replays(spark, s3_serv
     assert code == 1, summary["verdict"]
     assert "notifications" in [c["name"] for c in summary["checks"] if c["success"] is False]
     [correct] = judge(spark, [shrunk], None)
-    assert correct["verdict"] == "valid", correct
+    assert correct.verdict == "valid" and correct.standing == "valid", correct.why
 
 
 @pytest.mark.spark

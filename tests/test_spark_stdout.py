@@ -12,6 +12,7 @@ import sys
 import pytest
 
 
+@pytest.mark.spark
 def test_the_jvms_warnings_go_to_stderr_not_stdout():
     code = "from regionchaos.spark import get_spark; get_spark(); print('ONLY THIS')"
     env = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:+UseLargePages"}

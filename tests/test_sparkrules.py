@@ -7,7 +7,9 @@ import zipfile
 
 import pytest
 
-from regionchaos import sparkrules, validate
+from regionchaos import sparkrules
+from regionchaos.judge import engine as E
+from regionchaos.judge import runs as J
 from regionchaos.javabuild import find_tool
 from regionchaos.storage import ObjectStore
 
@@ -35,7 +37,7 @@ def rule_views(spark):
         spark.catalog.dropTempView(name)
 
 
-settings = validate.session_settings
+settings = E.session_settings
 
 
 def plan_and_rows(spark) -> tuple[int, list[tuple]]:
@@ -44,9 +46,10 @@ def plan_and_rows(spark) -> tuple[int, list[tuple]]:
     return shuffles, sorted(tuple(row) for row in df.collect())
 
 
+@pytest.mark.spark
 def test_a_small_pass_drops_one_partition_shuffles_and_gets_the_same_rows(rule_views):
     spark = rule_views
-    with validate.tuned_session(spark, 100):  # a small pass: the rule on
+    with E.tuned_session(spark, 100):  # a small pass: the rule on
         on_shuffles, on_rows = plan_and_rows(spark)
         with settings(spark, {sparkrules.ENABLED_KEY: "false"}):
             off_shuffles, off_rows = plan_and_rows(spark)
@@ -57,9 +60,10 @@ def test_a_small_pass_drops_one_partition_shuffles_and_gets_the_same_rows(rule_v
     assert sorted((k, rn, n) for k, _, rn, n in on_rows) == [(k, rn, 2) for k in (0, 1, 2) for rn in (1, 2)]
 
 
+@pytest.mark.spark
 def test_the_rule_does_not_act_with_union_output_partitioning_on(rule_views):
     spark = rule_views
-    with validate.tuned_session(spark, 100):
+    with E.tuned_session(spark, 100):
         with settings(spark, {"spark.sql.unionOutputPartitioning": "true", sparkrules.ENABLED_KEY: "false"}):
             planned, expected = plan_and_rows(spark)
         with settings(spark, {"spark.sql.unionOutputPartitioning": "true"}):
@@ -68,28 +72,30 @@ def test_the_rule_does_not_act_with_union_output_partitioning_on(rule_views):
     assert rows == expected
 
 
+@pytest.mark.spark
 def test_the_rule_is_off_outside_a_small_pass(rule_views):
     spark = rule_views
-    with validate.tuned_session(spark, 100):
+    with E.tuned_session(spark, 100):
         small, _ = plan_and_rows(spark)
     shuffles, _ = plan_and_rows(spark)  # the session's own settings: no pass_conf
-    with validate.tuned_session(spark, sparkrules.MAX_ROWS):  # still a small pass, but too many rows for the rule
+    with E.tuned_session(spark, sparkrules.MAX_ROWS):  # still a small pass, but too many rows for the rule
         many, _ = plan_and_rows(spark)
     assert small < shuffles
     assert many > small
 
 
+@pytest.mark.spark
 def test_a_judged_run_has_the_same_checks_with_and_without_the_rule(rule_views, s3_server, mutant_deep_run,
                                                                     monkeypatch):
     run_id, summary = mutant_deep_run  # judged with the rule (the session has it; a small pass)
     monkeypatch.setenv(sparkrules.SWITCH_ENV, "off")
-    again = validate.validate_runs(rule_views, [ObjectStore.for_run(s3_server.config, run_id)])[run_id]
+    again = J.judge_stores(rule_views, [ObjectStore.for_run(s3_server.config, run_id)])[run_id]
 
     def seen(checks):
         return [(c["name"], c.get("state"), c.get("success"), c.get("rules")) for c in checks]
 
     assert summary["verdict"] == "invalid"  # the mutant's rules fail: counts and examples are compared below
-    assert seen(again["checks"]) == seen(summary["checks"])
+    assert seen(again.checks) == seen(summary["checks"])
 
 
 REUSED = """
@@ -98,6 +104,7 @@ SELECT x.k, count(*) AS n FROM j x JOIN j y ON x.k = y.k AND x.w = y.w AND x.z =
 """
 
 
+@pytest.mark.spark
 def test_a_shuffle_spark_reuses_is_kept(rule_views):
     spark = rule_views
 
@@ -106,7 +113,7 @@ def test_a_shuffle_spark_reuses_is_kept(rule_views):
         plan = df._jdf.queryExecution().executedPlan().toString()
         return plan.count("ReusedExchange"), plan.count("Exchange"), sorted(tuple(r) for r in df.collect())
 
-    with validate.tuned_session(spark, 100):
+    with E.tuned_session(spark, 100):
         reused, shuffles, rows = plan_and_rows()
         with settings(spark, {sparkrules.ENABLED_KEY: "false"}):
             reused_off, shuffles_off, rows_off = plan_and_rows()
@@ -116,6 +123,7 @@ def test_a_shuffle_spark_reuses_is_kept(rule_views):
     assert rows == rows_off
 
 
+@pytest.mark.spark
 def test_the_rule_is_on_only_below_max_rows_in_a_session_that_has_it(rule_views):
     assert sparkrules.pass_conf(rule_views, sparkrules.MAX_ROWS - 1) == {
         sparkrules.ENABLED_KEY: "true", "spark.sql.unionOutputPartitioning": "false"}

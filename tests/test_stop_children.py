@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # each background process writes its pid (and the stubborn one its child's) to $PIDS
@@ -55,6 +57,7 @@ def test_processes_that_end_on_sigterm_are_stopped_without_more(tmp_path):
     assert "stop:" not in done.stderr  # no second signal, nothing killed
 
 
+@pytest.mark.slow
 def test_a_second_signal_then_a_kill_of_what_is_left_and_of_its_children(tmp_path):
     done, pids, seconds = run("hard", tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "stopped", done.stderr

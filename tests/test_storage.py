@@ -505,6 +505,7 @@ def frozen_endpoint() -> Iterator[str]:
     listener.close()
 
 
+@pytest.mark.slow
 def test_a_frozen_endpoint_is_storage_unreachable_naming_the_timeout(frozen_endpoint: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", os.environ.get("AWS_ACCESS_KEY_ID", "testing"))  # requests are signed

@@ -17,8 +17,8 @@ import yaml
 from regionchaos import runner
 from regionchaos import tables as tables_mod
 from regionchaos.cli import main
-from regionchaos.swarm import (SWARM_OVERRIDES, SwarmContext, _merge_parts, emulate_seed, fast_swarm, keyed_ddl,
-                               keyed_table, read_remote_tables, run_keys)
+from regionchaos.judge.intake import _merge_parts, keyed_ddl, keyed_table, read_remote_tables, run_keys
+from regionchaos.swarm import SWARM_OVERRIDES, SwarmContext, emulate_seed, fast_swarm
 from regionchaos.scenario import catalogue, from_dict
 from regionchaos.storage.faults import FaultPlan
 from regionchaos.storage.s3 import ObjectStore
@@ -65,6 +65,9 @@ def test_a_swarm_judges_every_seed_once_and_a_crashed_seed_is_unknown(s3_server,
     judged = [r for s, r in by_seed.items() if s != 4]
     assert all(r["verdict"] in ("valid", "invalid") for r in judged), judged
     assert result["failing"] == []  # the correct protocol: nothing a finding does not declare
+    # the swarm's outcome is the worst of its seeds': the crashed one's unknown (exit 3), said with the counts
+    assert (result["outcome"]["kind"], result["outcome"]["exit_code"]) == ("unknown", 3), result["outcome"]
+    assert by_seed[4]["kind"] == "unknown" and "1 unknown" in result["outcome"]["sentence"]
     assert all(r["drawn"] for r in judged)  # each seed's own fault mix, recorded with its verdict
     store = ObjectStore(s3_server.config, f"swarms/{result['swarm_id']}")
     keys = store.list_keys("")
@@ -146,6 +149,9 @@ def test_the_cli_swarm_finds_a_mutant_through_its_invariant(mutant_swarm):
     code, result, local = mutant_swarm
     assert code == 1, result["verdicts"]
     assert result["failing"], result["verdicts"]
+    outcome = result["outcome"]  # a caught mutant: red (exit 1), and said so in words and in the JSON
+    assert (outcome["kind"], outcome["caught"], outcome["exit_code"]) == ("violation", True, 1), outcome
+    assert "the checks caught mutant failed-region-commits" in outcome["sentence"]
     assert any("notifications" in f["failed"] for f in result["failing"]), result["failing"]
     for f in result["failing"]:
         assert f"--seed {f['seed']}" in f["replay"] and "--mutant failed-region-commits" in f["replay"]
@@ -210,6 +216,8 @@ def test_the_swarm_report_shows_failures_mix_and_each_failing_seed_s_lines(mutan
     _, result, local = mutant_swarm
     page = Path(result["local_report"]).read_text()
     assert re.search(r'id="mutant">failed-region-commits<', page)
+    assert re.search(r'<p id="outcome" data-kind="violation">outcome: <b class="bad">[^<]*the checks caught mutant '
+                     r'failed-region-commits[^<]*</b> \(exit 1\)', page), page[:3000]
     counts: dict[str, int] = {}
     for run in result["runs"]:
         for name in run["failed"]:

@@ -7,7 +7,7 @@ In:  two valid base runs emulated once into the embedded S3 server (`BASES`): th
      artifacts edited on storage (a ``_metadata`` object, a state object, a sink commit or
      transaction file, the history, ``scenario.json``): never the emulator or the tables.
 Out: both untampered bases pass every rule; each case's target rule is among the failed rules of
-     its suite (other rules may fail too). Every rule of every suite has a case (44 rules, see
+     its suite (other rules may fail too). Every rule of every suite has a case (see
      `CASES`; `test_every_rule_has_a_tamper_case`), and expectations/README.md lists each rule's
      case (`test_the_readme_lists_every_case`). All copies are judged in ONE pass of the GX suites (the session's pooled pass, tests/judge_pool.py).
      `TAMPERED` lists the rules covered here.
@@ -497,20 +497,6 @@ def decline_a_task_of_a_global(store):
     H.edit_history(store, fn)
 
 
-def commit_upon_a_later_notification(store):
-    """A sink commit file: a transaction committed upon checkpoint N's notification now says it was committed
-    upon the next completed checkpoint's: left open past N, which covered it."""
-    completed = sorted(e["checkpoint_id"] for e in H.read_history(store) if e["kind"] == "checkpoint_completed")
-    for key in H.commit_keys(store):
-        commits = json.loads(store.get(key))
-        for i, c in enumerate(commits):
-            later = [m for m in completed if m > c["notified_checkpoint_id"]]
-            if c["cause"] == "notify" and later:
-                H.tamper(store, key, H.edit_json(lambda txns, i=i, m=later[0]: txns[i].update(notified_checkpoint_id=m)))
-                return
-    raise AssertionError("no commit upon a checkpoint with a later completed one")
-
-
 def finish_on_a_referenced_entry(store):
     """The history's copy of the metadata of the checkpoint a source task finished on: that task's source entry
     now references the previous completed checkpoint (the task finishes on a fallback, not a fresh snapshot)."""
@@ -534,6 +520,49 @@ def finish_on_a_referenced_entry(store):
 
 
 # rule -> (suite, base run, edit of the copied run's raw artifacts)
+def _renumbered(events: list[dict]) -> list[dict]:
+    for seq, e in enumerate(events):
+        e["seq"] = seq
+    return events
+
+
+def fail_over_while_a_checkpoint_is_pending(store):
+    """The history: a region failover between a completed checkpoint's trigger and its completion (the
+    checkpoint should have been aborted by it)."""
+    def fn(events):
+        cid = next(e["checkpoint_id"] for e in events if e["kind"] == "checkpoint_completed")
+        at = next(i for i, e in enumerate(events) if e["kind"] == "checkpoint_triggered" and e["checkpoint_id"] == cid)
+        failover = {"seq": 0, "attempt": events[at]["attempt"], "kind": "region_failover", "region": 0,
+                    "cause": "subtask crash", "tasks": 2, "restore_from": cid - 1, "time_ms": events[at].get("time_ms")}
+        return _renumbered(events[:at + 1] + [failover] + events[at + 1:])
+    H.edit_history(store, fn)
+
+
+def hold_a_split_forever(store):
+    """The history: a split assignment to source subtask 0 held by its closed gateway, and nothing after it
+    that delivers it or restarts the subtask."""
+    def fn(events):
+        end = next(i for i, e in enumerate(events) if e["kind"] == "run_finished")
+        held = {"seq": 0, "attempt": events[end]["attempt"], "kind": "split_held", "split": 0, "subtask": 0,
+                "closed_for": [1], "time_ms": events[end].get("time_ms")}
+        return _renumbered(events[:end] + [held] + events[end:])
+    H.edit_history(store, fn)
+
+
+def commit_a_transaction_later(store):
+    """Sink commit files: a transaction committed upon its checkpoint's notification moves to the last commit
+    file: committed later than that notification reached its subtask."""
+    keys = H.commit_keys(store)
+    for key in keys[:-1]:
+        commits = json.loads(store.get(key))
+        hit = next((c for c in commits if c["cause"] == "notify"), None)
+        if hit is not None:
+            H.tamper(store, key, H.edit_json(lambda txns, hit=hit: txns.remove(hit)))
+            H.tamper(store, keys[-1], H.edit_json(lambda txns, hit=hit: txns.append(hit)))
+            return
+    raise AssertionError("no commit upon a notification before the last commit file")
+
+
 CASES = {
     # the smoke base
     "no_leaked_objects": ("storage_safety", BASE, leak_an_object),
@@ -571,7 +600,9 @@ CASES = {
     "cleaner_keeps_referenced": ("storage_safety", BASE, name_an_object_the_cleaner_deleted),
     "metadata_names_existing_objects": ("storage_safety", BASE, drop_a_named_segment),
     "no_records_lost": ("inflight_data", BASE, lose_a_committed_range),
-    "commit_upon_notification": ("notifications", BASE, commit_upon_a_later_notification),
+    "commit_upon_notification": ("notifications", BASE, commit_a_transaction_later),
+    "failover_aborts_pending": ("decisions_follow_rules", BASE, fail_over_while_a_checkpoint_is_pending),
+    "held_split_delivered": ("liveness", BASE, hold_a_split_forever),
     # the unaligned, bounded, rescaled base
     "bounded_output_complete": ("exactly_once_output", UNALIGNED, lose_the_tail_of_a_split),
     "finished_on_global": ("final_checkpoint", UNALIGNED, finish_on_a_regional_notification),
@@ -626,7 +657,7 @@ def judged(judge_pool) -> dict[str, dict]:
 
 
 def test_every_rule_has_a_tamper_case():
-    from regionchaos.validate import load_suites
+    from regionchaos.judge.suites import load_suites
 
     rules = {(s.name, r.name) for s in load_suites() for r in s.rules}
     assert rules == {(suite, rule) for rule, (suite, *_) in CASES.items()}
@@ -643,9 +674,9 @@ def test_the_readme_lists_every_case():
 @pytest.mark.parametrize("base", sorted(BASES))
 def test_the_untampered_base_passes_every_rule(judged, base):
     result = judged[base]
-    assert result["verdict"] == "valid", {c["name"]: (c.get("error"), c["examples"][:2])
-                                          for c in result["checks"] if c["success"] is not True}
-    assert all(c["failed_rules"] == [] and all(n == 0 for n in c["rules"].values()) for c in result["checks"])
+    assert result.verdict == "valid", {c["name"]: (c.get("error"), c["examples"][:2])
+                                          for c in result.checks if c["success"] is not True}
+    assert all(c["failed_rules"] == [] and all(n == 0 for n in c["rules"].values()) for c in result.checks)
 
 
 @pytest.mark.parametrize("rule", TAMPERED)
@@ -653,8 +684,8 @@ def test_tampering_the_raw_artifact_fails_the_rule(judged, rule):
     suite, *_ = CASES[rule]
     result = judged[_case_id(rule)]
     assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
-                                                   for c in result["checks"] if c["success"] is not True]
-    assert result["verdict"] == "invalid"
+                                                   for c in result.checks if c["success"] is not True]
+    assert result.verdict == "invalid"
 
 
 @pytest.mark.parametrize("case", sorted(MORE))
@@ -662,7 +693,7 @@ def test_more_tampering_fails_the_rule(judged, case):
     rule, suite, base, _ = MORE[case]
     result = judged[f"{base}-{case}"]
     assert rule in H.failed_rules(result, suite), [(c["name"], c.get("failed_rules"), c.get("error"))
-                                                   for c in result["checks"] if c["success"] is not True]
+                                                   for c in result.checks if c["success"] is not True]
 
 
 # -- allowances by mechanism (regionchaos/findings.py, expectations/mechanisms/) ---------------------------------
@@ -680,13 +711,11 @@ def test_a_bounds_violation_without_a_tier2_reset_is_not_excused_as_f1(judged, r
     from regionchaos import findings
 
     result = judged[_case_id(rule.split(".", 1)[1])]
-    shows = findings.outcome(result["checks"])
     sc = load(*BASES[BASE][:1], seed=BASES[BASE][1])
     assert rule in findings.allowed_rules(sc) and "F1" in {f.id for f in findings.applicable(sc)}
-    assert rule in shows["failed_rules"]
-    tags = shows["explained"][rule]
+    assert rule in result.failed_rules
+    tags = result.explained[rule]
     assert tags.get("", 0) > 0 and not any("F1" in t for t in tags), tags
-    why = findings.unexplained(sc, rule, shows["explained"])
+    why = findings.unexplained(sc, rule, result.explained)
     assert why and "does not explain" in why
-    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
-                                      failed_rules=shows["failed_rules"], explained=shows["explained"])[0] is False
+    assert result.standing == "violation", result.why  # the edit breaks other rules too: the first is named

@@ -224,7 +224,7 @@ def judged(judge_pool) -> dict[str, dict]:
 @pytest.mark.spark
 def test_the_run_with_a_region_timeout_follows_its_responses(judged):
     result = judged[BASE]
-    check = next(c for c in result["checks"] if c["name"] == "decisions_follow_rules")
+    check = next(c for c in result.checks if c["name"] == "decisions_follow_rules")
     assert check["rules"][RULE] == 0 and check["success"] is True, check
 
 
@@ -233,4 +233,4 @@ def test_the_run_with_a_region_timeout_follows_its_responses(judged):
 def test_editing_the_task_record_fails_the_rule(judged, case):
     result = judged[f"{BASE}-{case}"]
     assert RULE in H.failed_rules(result, "decisions_follow_rules"), [
-        (c["name"], c.get("failed_rules"), c.get("error")) for c in result["checks"] if c["success"] is not True]
+        (c["name"], c.get("failed_rules"), c.get("error")) for c in result.checks if c["success"] is not True]

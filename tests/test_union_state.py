@@ -14,6 +14,8 @@ Out: a region failover hands the restarted subtask every subtask's union list (F
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 from collections import Counter
 
@@ -75,13 +77,14 @@ def test_f2_shortest_schedule_duplicates_a_split_and_rewinds_it():
 
 
 def test_f2_with_unaligned_channel_state_duplicates_and_loses_nothing():
-    """unaligned-recovery-7-2, seed 155 of the swarm's fault mix: checkpoint 7 GLOBAL at P=7,
+    """unaligned-recovery-7-2, seed 155 of the swarm's fault mix, its faults pinned
+    (tests/data/unaligned-recovery-7-2-s155-pinned.yaml, one checkpoint at a time): checkpoint 7 GLOBAL at P=7,
     downscale to 2; region 1 fails over and checkpoint 8 is REGIONAL with its fallback (the whole
     old union list); region 0 then restores from 8 with recovered channel state, and its splits'
     last union entries are 7's stale offsets. The recovered channel records still reach the
     counter and the sink before the source rewinds: F2 duplicates them, it must not drop any
     (the emulator once dropped [consumed, offset), e.g. records [19, 21) of split 0)."""
-    sc = load("unaligned-recovery-7-2", {"faults.swarm": True}, seed=155)
+    sc = load(str(Path(__file__).parent / "data" / "unaligned-recovery-7-2-s155-pinned.yaml"))
     result, store = memrun.emulate(sc)
     ev = result.events
     restore = next(e for e in ev if e["kind"] == "global_restore" and e["cause"] == "rescale")
@@ -132,8 +135,8 @@ pooled(__name__, _build)
 @pytest.mark.spark
 def test_edited_union_offset_breaks_union_offsets_reachable(judge_pool):
     judged = judge_pool.results(__name__)
-    intact = {c["name"]: c for c in judged["union-tamper-intact"]["checks"]}
-    edited = {c["name"]: c for c in judged["union-tamper-edited"]["checks"]}
+    intact = {c["name"]: c for c in judged["union-tamper-intact"].checks}
+    edited = {c["name"]: c for c in judged["union-tamper-edited"].checks}
     assert intact["reachable_global_state"]["success"] is True
     assert edited["reachable_global_state"]["success"] is False
     assert edited["reachable_global_state"]["failed_rules"] == ["union_offsets_reachable"]

@@ -6,7 +6,8 @@ Out: the tables carry run_id and recompute the truth from the seed; the suite fi
      false > unknown > true; tampering with one fact of a valid run makes exactly the rule that
      guards it fail; a suite that cannot be evaluated or raises is unknown, never valid;
      `runner.run` end to end writes the verdict, validation results, Data Docs and report;
-     the spark_jobs/validate.py entry point judges a run emulated elsewhere (`runner.finish_stored`).
+     `regionchaos run` of a caught mutant exits 1, and the spark_jobs/validate.py entry point judges
+     its stored run again (`runner.finish_stored`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,15 @@ import shutil
 import pandas as pd
 import pytest
 
-from regionchaos import runner, tables as T, validate as V
-from regionchaos.run import ExitCode, exit_code
+from regionchaos import plain_sql as P
+from regionchaos import runner
+from regionchaos import tables as T
+from regionchaos.judge import checks as C
+from regionchaos.judge import engine as E
+from regionchaos.judge import intake as I
+from regionchaos.judge import suites as S
+from regionchaos.judge import stats as ST
+from regionchaos.run import ExitCode
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from regionchaos.tables import rows as rows_mod, schemas as table_schemas, spark as table_spark
@@ -48,10 +56,10 @@ def frames(smoke_store) -> dict[str, pd.DataFrame]:
 
 def _judge(spark, frames: dict, suite_name: str) -> dict:
     """One suite as plain Spark SQL on (possibly tampered) frames: the run's check."""
-    suite = next(s for s in V.load_suites() if s.name == suite_name)
+    suite = next(s for s in S.load_suites() if s.name == suite_name)
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
     run_ids = list(frames["run"]["run_id"])
-    return V.plain_sql_checks(spark, tables, run_ids, suites=[suite])[run_ids[0]][0]
+    return P.plain_sql_checks(spark, tables, run_ids, suites=[suite])[run_ids[0]][0]
 
 
 def _copy(frames: dict) -> dict:
@@ -62,7 +70,7 @@ def _copy(frames: dict) -> dict:
 
 
 def test_twelve_suites_in_protocol_order_each_rule_a_documented_sql_file():
-    suites = V.load_suites()
+    suites = S.load_suites()
     assert [s.name for s in suites] == SUITE_NAMES
     assert [s.invariant for s in suites] == list(range(1, 13))
     views = {f"rc_{t}" for t in T.TABLES}
@@ -81,40 +89,40 @@ def _all_pass(names=tuple(SUITE_NAMES)) -> list[dict]:
 
 
 def test_verdict_merges_false_over_unknown_over_true():
-    assert V.merge_verdict([]) == "unknown"
-    assert V.merge_verdict(_all_pass()) == "valid"
-    assert V.merge_verdict(_all_pass()[:11] + [{"name": SUITE_NAMES[11], "success": None}]) == "unknown"
-    assert V.merge_verdict(_all_pass()[:10] + [{"name": SUITE_NAMES[10], "success": None},
+    assert C.merge_verdict([]) == "unknown"
+    assert C.merge_verdict(_all_pass()) == "valid"
+    assert C.merge_verdict(_all_pass()[:11] + [{"name": SUITE_NAMES[11], "success": None}]) == "unknown"
+    assert C.merge_verdict(_all_pass()[:10] + [{"name": SUITE_NAMES[10], "success": None},
                                                 {"name": SUITE_NAMES[11], "success": False}]) == "invalid"
 
 
 @pytest.mark.parametrize("gone", SUITE_NAMES)
 def test_an_invariant_without_a_check_is_unknown_never_valid(gone):
     checks = [c for c in _all_pass() if c["name"] != gone]
-    assert V.merge_verdict(checks) == "unknown"
-    assert V.missing_invariants(checks) == [gone]
-    assert V.merge_verdict(checks + [{"name": "something_else", "success": True}]) == "unknown"
+    assert C.merge_verdict(checks) == "unknown"
+    assert C.missing_invariants(checks) == [gone]
+    assert C.merge_verdict(checks + [{"name": "something_else", "success": True}]) == "unknown"
 
 
 def test_the_registry_is_the_twelve_invariants_of_protocol_section_9():
-    assert V.EXPECTED_INVARIANTS == tuple(SUITE_NAMES)  # PROTOCOL.md section 9, items 1-12, in order
+    assert S.EXPECTED_INVARIANTS == tuple(SUITE_NAMES)  # PROTOCOL.md section 9, items 1-12, in order
 
 
 @pytest.fixture
 def expectations_copy(tmp_path):
     target = tmp_path / "expectations"
-    shutil.copytree(V.expectations_dir(), target)
+    shutil.copytree(S.expectations_dir(), target)
     return target
 
 
 def test_a_copy_of_the_expectations_loads_as_the_registry(expectations_copy):
-    assert [s.name for s in V.load_suites(expectations_copy)] == SUITE_NAMES
+    assert [s.name for s in S.load_suites(expectations_copy)] == SUITE_NAMES
 
 
 def test_a_deleted_suite_file_is_refused_naming_its_invariant(expectations_copy):
     (expectations_copy / "suites" / "04_storage_safety.yaml").unlink()
-    with pytest.raises(V.SuiteError, match=r"no suite for invariant 4 \(storage_safety\)"):
-        V.load_suites(expectations_copy)
+    with pytest.raises(S.SuiteError, match=r"no suite for invariant 4 \(storage_safety\)"):
+        S.load_suites(expectations_copy)
 
 
 @pytest.mark.parametrize("rules", ["rules: []", "rules:", ""])
@@ -122,32 +130,32 @@ def test_a_suite_without_rules_is_refused(expectations_copy, rules):
     path = expectations_copy / "suites" / "09_notifications.yaml"
     text = path.read_text()
     path.write_text(text[:text.index("rules:")] + rules + "\n")
-    with pytest.raises(V.SuiteError, match="09_notifications.yaml: suite notifications has no rules"):
-        V.load_suites(expectations_copy)
+    with pytest.raises(S.SuiteError, match="09_notifications.yaml: suite notifications has no rules"):
+        S.load_suites(expectations_copy)
 
 
 def test_a_rule_whose_sql_is_missing_is_refused_naming_the_file(expectations_copy):
     (expectations_copy / "sql" / "liveness" / "global_after_faults.sql").unlink()
-    with pytest.raises(V.SuiteError, match="global_after_faults.sql"):
-        V.load_suites(expectations_copy)
+    with pytest.raises(S.SuiteError, match="global_after_faults.sql"):
+        S.load_suites(expectations_copy)
 
 
 def test_a_suite_outside_the_registry_is_refused(expectations_copy):
     path = expectations_copy / "suites" / "12_liveness.yaml"
     path.write_text(path.read_text().replace("name: liveness", "name: liveliness"))
     (expectations_copy / "sql" / "liveness").rename(expectations_copy / "sql" / "liveliness")
-    with pytest.raises(V.SuiteError) as info:
-        V.load_suites(expectations_copy)
+    with pytest.raises(S.SuiteError) as info:
+        S.load_suites(expectations_copy)
     assert "no suite for invariant 12 (liveness)" in str(info.value)
     assert "suite liveliness is not an invariant of the registry" in str(info.value)
 
 
 def test_a_suite_with_only_its_evaluability_probe_is_unknown():
-    suite = next(s for s in V.load_suites() if s.name == "liveness")
+    suite = next(s for s in S.load_suites() if s.name == "liveness")
     empty = dataclasses.replace(suite, rules=())
     run_id = "r"
-    results = {V.EVALUABLE: {"success": True, "by_run": {run_id: {"count": 0, "examples": []}}}}
-    check = V._check(empty, run_id, results, None)
+    results = {S.EVALUABLE: {"success": True, "by_run": {run_id: {"count": 0, "examples": []}}}}
+    check = C.check_of(empty, run_id, results, None)
     assert check["success"] is None and "no rules" in check["error"]
 
 
@@ -183,12 +191,13 @@ def test_entries_one_per_operator_and_subtask(frames):
     assert (per == 6 * 4).all()  # smoke: 6 operators (source, offsets, counter, epoch, rules, sink) x parallelism 4
 
 
+@pytest.mark.spark
 def test_tables_load_as_spark_frames_with_the_declared_schema(spark, smoke_store):
     tables = T.load_tables(spark, smoke_store, RUN_ID)
     for name, df in tables.items():
         assert df.columns == [c.strip().split(" ")[0] for c in table_schemas._split_ddl(T.SCHEMAS[name])], name
     assert tables["checkpoints"].count() == len(T.build_frames(T.read_run(smoke_store, RUN_ID))["checkpoints"])
-    assert tables["redistributions"].count() == 0  # empty tables are empty, with their schema
+    assert tables["channel_state"].count() == 0  # empty tables (smoke has no unaligned checkpoints) keep their schema
 
 
 def test_the_early_tables_are_whole_when_they_are_handed_over(smoke_store):
@@ -199,12 +208,13 @@ def test_the_early_tables_are_whole_when_they_are_handed_over(smoke_store):
     handed: dict[str, list] = {}
     built = T.build_rows(art, done=lambda name, rows: handed.setdefault(name, list(rows)))
     assert list(handed) == list(rows_mod.EARLY_TABLES)
-    assert set(rows_mod.EARLY_TABLES) <= set(V.UNUSED_AFTER_LOAD)  # only tables that go straight to Spark
+    assert set(rows_mod.EARLY_TABLES) <= set(I.UNUSED_AFTER_LOAD)  # only tables that go straight to Spark
     for name in rows_mod.EARLY_TABLES:
         assert handed[name] and handed[name] == built[name], name
 
 
-@pytest.mark.parametrize("name", V.UNUSED_AFTER_LOAD)
+@pytest.mark.parametrize("name", I.UNUSED_AFTER_LOAD)
+@pytest.mark.spark
 def test_big_tables_straight_from_rows_hold_what_the_pandas_path_holds(spark, smoke_store, monkeypatch, tmp_path, name):
     """validate_run loads the big tables (entries, entry_splits, truth, task_responses) from their
     rows through Arrow and Parquet, never as pandas frames, emptying the rows' list part by part; the
@@ -240,9 +250,9 @@ def test_the_untampered_run_holds(spark, frames):
 @pytest.mark.spark
 def test_a_run_asked_for_but_not_in_the_tables_is_unknown_not_valid(spark, frames):
     """The rules answer for the runs in the tables; a run id asked for beside them has no rows to judge."""
-    suite = next(s for s in V.load_suites() if s.name == "state_consistency")
+    suite = next(s for s in S.load_suites() if s.name == "state_consistency")
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
-    checks = V.plain_sql_checks(spark, tables, [RUN_ID, "not-in-the-tables"], suites=[suite])
+    checks = P.plain_sql_checks(spark, tables, [RUN_ID, "not-in-the-tables"], suites=[suite])
     assert checks[RUN_ID][0]["success"] is True
     assert checks["not-in-the-tables"][0]["success"] is None
 
@@ -251,10 +261,10 @@ def test_a_run_asked_for_but_not_in_the_tables_is_unknown_not_valid(spark, frame
 def test_the_gx_pass_judges_a_run_not_in_the_tables_unknown(spark, frames):
     """The same through the one judge (a GX pass): its suites' zeros are for the runs of the batch only."""
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
-    out, _, _ = V.judge(spark, tables, [RUN_ID, "not-in-the-tables"], total_rows=sum(len(f) for f in frames.values()))
-    assert out[RUN_ID]["verdict"] == "valid"
-    assert out["not-in-the-tables"]["verdict"] == "unknown"
-    assert all(c["success"] is None for c in out["not-in-the-tables"]["checks"])
+    out, _, _ = E.judge(spark, tables, [RUN_ID, "not-in-the-tables"], total_rows=sum(len(f) for f in frames.values()))
+    assert C.merge_verdict(out[RUN_ID]) == "valid"
+    assert C.merge_verdict(out["not-in-the-tables"]) == "unknown"
+    assert all(c["success"] is None for c in out["not-in-the-tables"])
 
 
 @pytest.mark.spark
@@ -339,27 +349,27 @@ def test_no_readable_state_is_unknown(spark, frames):
 
 @pytest.mark.spark
 def test_a_suite_that_raises_is_unknown(spark, frames):
-    broken = V.Suite(name="liveness", invariant=12, title="t", claim="c", mutants=(), findings=(),
-                     rules=(V.Rule("broken", "SELECT * FROM rc_no_such_table -- {batch}", "d"),),
-                     evaluable=V.Rule("_evaluable", "SELECT * FROM {batch} WHERE false", "d"))
+    broken = S.Suite(name="liveness", invariant=12, title="t", claim="c", mutants=(), findings=(),
+                     rules=(S.Rule("broken", "SELECT * FROM rc_no_such_table -- {batch}", "d"),),
+                     evaluable=S.Rule("_evaluable", "SELECT * FROM {batch} WHERE false", "d"))
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
-    check = V.plain_sql_checks(spark, tables, [RUN_ID], suites=[broken])[RUN_ID][0]
+    check = P.plain_sql_checks(spark, tables, [RUN_ID], suites=[broken])[RUN_ID][0]
     assert check["success"] is None and "rc_no_such_table" in check["error"]
-    assert V.merge_verdict([{"success": True}, check]) == "unknown"
+    assert C.merge_verdict([{"success": True}, check]) == "unknown"
 
 
 @pytest.mark.spark
 def test_gx_exception_in_a_suite_is_unknown_not_valid(spark, frames, monkeypatch):
-    custom = V.load_custom()
-    validator = V.GXValidator.get()
+    custom = S.load_custom()
+    validator = E.GXValidator.get()
     monkeypatch.setitem(custom.SUITE_SQL, "notifications", "SELECT * FROM rc_no_such_table")
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
-    per_run, _, _ = V.gx_checks(spark, tables, [RUN_ID], total_rows=V.table_rows(frames))
+    per_run, _, _ = E.judge(spark, tables, [RUN_ID], total_rows=ST.table_rows(frames))
     checks = {c["name"]: c for c in per_run[RUN_ID]}
     assert checks["notifications"]["success"] is None and checks["notifications"]["error"]
     assert all(c["success"] is True for n, c in checks.items() if n != "notifications")
-    assert V.merge_verdict(per_run[RUN_ID]) == "unknown"
-    assert validator is V.GXValidator.get()  # built once per process
+    assert C.merge_verdict(per_run[RUN_ID]) == "unknown"
+    assert validator is E.GXValidator.get()  # built once per process
 
 
 # -- end to end ----------------------------------------------------------------------------------------
@@ -368,7 +378,8 @@ def test_gx_exception_in_a_suite_is_unknown_not_valid(spark, frames, monkeypatch
 @pytest.mark.spark
 def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, mutant_deep_run):
     run_id, summary = mutant_deep_run
-    assert exit_code(summary) == ExitCode.INVALID
+    assert summary["outcome"]["exit_code"] == ExitCode.INVALID and summary["outcome"]["kind"] == "violation"
+    assert summary["outcome"]["caught"] is True and "caught mutant ignore-failure-ratio" in summary["outcome"]["sentence"]
     failed = {c["name"] for c in summary["checks"] if c["success"] is False}
     assert failed == {"decisions_follow_rules"}
     assert [c["name"] for c in summary["checks"]] == SUITE_NAMES
@@ -404,30 +415,39 @@ def test_runner_end_to_end_mutant_is_invalid_with_artifacts(s3_server, mutant_de
 
 
 @pytest.mark.spark
-def test_the_spark_job_judges_a_run_emulated_elsewhere(s3_server, spark, capsys):
-    """The spark-submit path: the emulation ran on a cluster (here: in this process, with a
-    mutant), then spark_jobs/validate.py judges it from what is under the run's prefix alone,
-    through `runner.finish_stored` (as `runner.finish` and the Airflow task do): the deep run's
-    summary, the emulation's counts read back from the history, no Data Docs with --no-docs."""
+def test_a_caught_mutant_exits_1_and_the_spark_job_judges_its_stored_run_again(s3_server, spark, tmp_path, capsys):
+    """`regionchaos run --scenario smoke --mutant failed-region-commits` exits 1, the checks having caught
+    the mutant; then the spark-submit path judges the same run from what is under its prefix alone
+    (spark_jobs/validate.py, through `runner.finish_stored`, as `runner.finish` and the Airflow task do):
+    the same verdict and outcome, the emulation's counts read back from the history, no Data Docs with
+    --no-docs."""
     import importlib.util
     from pathlib import Path
 
+    from regionchaos import cli
+
+    run_id = "finish-smoke-s1-failed-region-commits"
+    where = ["--s3-endpoint", s3_server.config.endpoint_url, "--bucket", s3_server.config.bucket]
+    code = cli.main(["run", "--scenario", "smoke", "--seed", "1", "--mutant", "failed-region-commits",
+                     "--run-id", run_id, "--local-dir", str(tmp_path), *where])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert code == ExitCode.INVALID, printed
+    assert "outcome: invalid: the checks caught mutant failed-region-commits; failed invariants:" in printed
     path = Path(__file__).resolve().parent.parent / "spark_jobs" / "validate.py"
     spec = importlib.util.spec_from_file_location("spark_job_validate", path)
     job = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(job)
-    run_id = "finish-smoke-s1-failed-region-commits"
-    scenario = load("smoke", seed=1)
     store = ObjectStore.for_run(s3_server.config, run_id)
-    runner.start(store, scenario, run_id=run_id, mutant="failed-region-commits", replay="elsewhere")
-    code = job.main(["--run-id", run_id, "--s3-endpoint", s3_server.config.endpoint_url,
-                     "--bucket", s3_server.config.bucket, "--no-docs"])
+    store.delete_many(store.list_keys("datadocs/"))  # the CLI's own, so that --no-docs is seen to add none
+    code = job.main(["--run-id", run_id, *where, "--no-docs"])
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == ExitCode.INVALID and out["verdict"] == "invalid" and out["unknown"] == []
+    assert (out["outcome"]["kind"], out["outcome"]["caught"]) == ("violation", True)
     assert {"notifications", "exactly_once_output"} <= set(out["failed"])
     summary = json.loads(store.get("summary.json"))
     assert summary["verdict"] == "invalid" and len(summary["checks"]) == 12
-    assert summary["mutant"] == "failed-region-commits" and summary["replay"] == "elsewhere"
+    assert summary["mutant"] == "failed-region-commits" and summary["outcome"]["exit_code"] == 1
+    assert summary["replay"].startswith("regionchaos run --scenario smoke --seed 1")
     assert summary["stats"]["triggered"] == summary["stats"]["history_counts"]["triggered"] > 0
     assert summary["stats"]["s3"]["requests_by_op"]["GetObject"] > 0 and "findings" in summary
     assert summary["datadocs"] is None and not store.list_keys("datadocs/")
@@ -435,6 +455,7 @@ def test_the_spark_job_judges_a_run_emulated_elsewhere(s3_server, spark, capsys)
     assert job.main(["--run-id", "no-such-run", "--s3-endpoint", s3_server.config.endpoint_url]) == 2
 
 
+@pytest.mark.spark
 def test_a_validator_built_before_any_session_judges_on_the_project_s_session():
     """GX's Spark data source starts a session of its own (``local[*]``, no Arrow) when none runs, and
     `get_spark` would then adopt it: tables with a null integer column could not be loaded (seen on a
@@ -443,7 +464,7 @@ def test_a_validator_built_before_any_session_judges_on_the_project_s_session():
     import subprocess
     import sys
 
-    code = ("from regionchaos.validate import GXValidator; GXValidator.get(); "
+    code = ("from regionchaos.judge.engine import GXValidator; GXValidator.get(); "
             "from pyspark.sql import SparkSession; s = SparkSession.getActiveSession(); "
             "print('SESSION', s.sparkContext.appName, s.conf.get('spark.sql.execution.arrow.pyspark.enabled'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -20,8 +20,14 @@ from contextlib import contextmanager
 import pytest
 
 from regionchaos import cli, runner
-from regionchaos.run import ExitCode, exit_code
+from regionchaos import tables as T
 from regionchaos.dataplane import S3Persistence
+from regionchaos.judge import checks as C
+from regionchaos.judge import engine as E
+from regionchaos.judge import stats as ST
+from regionchaos.judge import suites as S
+from regionchaos.run import ExitCode
+from regionchaos.scenario import load
 from regionchaos.storage import EmbeddedS3, ObjectStore
 
 
@@ -61,27 +67,22 @@ def test_unexpected_exception_in_the_cli_is_exit_3_not_a_traceback(monkeypatch, 
 @pytest.fixture(scope="module")
 def gx_result(spark, s3_server):
     """A real GX validation of one valid smoke run: (checkpoint result, run id)."""
-    from regionchaos import tables as T, validate as V
-    from regionchaos.scenario import load
-
     run_id = "verdict-smoke-s1"
     store = ObjectStore.for_run(s3_server.config, run_id)
     scenario = load("smoke", seed=1)
     runner.start(store, scenario, run_id=run_id, mutant=None, replay="-")
     frames = T.build_frames(T.read_run(store, run_id))
     tables = {name: T.to_spark(spark, name, f) for name, f in frames.items()}
-    tables = V.prepare_tables(tables, V.table_rows(frames))
-    V.register_views(tables)
-    with V.tuned_session(spark, V.table_rows(frames)):
-        _, _, result = V.GXValidator.get().validate(tables["run"])
+    tables = E.prepare_tables(tables, ST.table_rows(frames))
+    E.register_views(tables)
+    with E.tuned_session(spark, ST.table_rows(frames)):
+        _, _, result = E.GXValidator.get().validate(tables["run"])
     return result, run_id
 
 
 def _checks(result, run_id):
-    from regionchaos import validate as V
-
-    rules, errors = V.rule_results_from_gx(result)
-    return {s.name: V._check(s, run_id, rules.get(s.name), errors.get(s.name)) for s in V.load_suites()}
+    rules, errors = E.rule_results_from_gx(result)
+    return {s.name: C.check_of(s, run_id, rules.get(s.name), errors.get(s.name)) for s in S.load_suites()}
 
 
 @contextmanager
@@ -170,21 +171,19 @@ def test_unexpected_rows_fail_the_suite_for_that_run_only(gx_result):
 @pytest.mark.parametrize("breakage", ["suite file deleted", "rules: []"])
 def test_a_run_judged_with_a_suite_missing_or_empty_is_unknown(gx_result, spark, s3_server, tmp_path, monkeypatch,
                                                                 breakage):
-    from regionchaos import validate as V
-
     _, run_id = gx_result  # a valid run, already emulated
     broken = tmp_path / "expectations"
-    shutil.copytree(V.expectations_dir(), broken)
+    shutil.copytree(S.expectations_dir(), broken)
     suite = broken / "suites" / "04_storage_safety.yaml"
     if breakage == "suite file deleted":
         suite.unlink()
     else:
         text = suite.read_text()
         suite.write_text(text[:text.index("rules:")] + "rules: []\n")
-    monkeypatch.setenv(V.EXPECTATIONS_ENV, str(broken))
-    monkeypatch.setattr(V.GXValidator, "_instance", None)  # this process's GX is built from the broken copy
+    monkeypatch.setenv(S.EXPECTATIONS_ENV, str(broken))
+    monkeypatch.setattr(E.GXValidator, "_instance", None)  # this process's GX is built from the broken copy
     summary = runner.finish(run_id, storage=s3_server.config, spark=spark, local_dir=tmp_path / "runs")
-    assert summary["verdict"] == "unknown" and exit_code(summary) == ExitCode.UNKNOWN
+    assert summary["verdict"] == "unknown" and summary["outcome"]["exit_code"] == ExitCode.UNKNOWN
     assert "storage_safety" in summary["error"] and summary["checks"] == []
     stored = json.loads(ObjectStore.for_run(s3_server.config, run_id).get("summary.json"))
     assert stored["verdict"] == "unknown"

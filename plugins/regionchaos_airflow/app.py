@@ -1,29 +1,34 @@
 """The plugin's FastAPI app: runs listed from storage, their reports served from storage.
 
-Mounted by the api-server at ``/regionchaos`` (see ``plugins/regionchaos_plugin.py``).
+Mounted by the api-server at ``/regionchaos`` (see ``plugins/regionchaos_plugin.py``); inside
+Airflow's UI each page has the address `runs.in_airflow` gives (``/plugin/chaos/regionchaos/...``).
 In:  ``s3://BUCKET/<prefix>/*/summary.json`` of the shared run storage (the
      ``regionchaos_s3`` connection or ``REGIONCHAOS_S3_ENDPOINT``, see `storage`).
-Out: ``GET /``               an HTML table of runs: run id (linked to its DAG run when the
-                             summary names it), start time, duration, scenario, seed, mutant,
-                             verdict, failed invariants (each linked to its evidence), links to
-                             report and Data Docs; the nightly trend (image and table, by DAG
-                             run date; a hint without nightly runs); the newest studies and swarms
+Out: ``GET /``               an HTML table of runs: run id (linked to its DAG run, in Airflow's top
+                             window, when the summary names it), start time, duration, scenario,
+                             seed, mutant, verdict, failed invariants (each linked to its evidence),
+                             links to report and Data Docs; the nightly trend (`trend`: a chart per
+                             invariant, drawn in the page with Chart.js, its numbers in a table; a
+                             hint without nightly runs); the newest studies and swarms
      ``GET /api/runs``       the same rows as JSON
      ``GET /runs/{run_id}/report``  the report's own address (shareable): the run's facts and
                              links above its stored report, framed; ``?invariant=NAME`` opens it at
                              that invariant's row and links its suite's Data Docs page
-     ``GET /runs/{run_id}/datadocs``  a redirect to the run's Data Docs rendered (scripts on, in a
-                             sandbox off Airflow's origin, `regionchaos_airflow.datadocs`);
+     ``GET /runs/{run_id}/datadocs``  the Data Docs' own address, the same way: the run's facts above
+                             its Data Docs rendered (scripts on, in a sandbox off Airflow's origin,
+                             at a capability address, `regionchaos_airflow.datadocs`);
                              ``?suite=NAME``: that suite's newest validation page
-     ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/``,
-                             ``validation/``, ``summary.json``, ``scenario.json`` only
+     ``GET /runs/{run_id}/{key}``  one object of a run: ``report/``, ``datadocs/`` (a page: a
+                             redirect to its capability address), ``validation/``,
+                             ``summary.json``, ``scenario.json`` only
      ``GET /studies/{study_id}/{key}``  a global-vs-regional study (``regionchaos study``,
                              ``s3://BUCKET/studies/STUDY_ID/``): ``index.html``, ``study.json``
      ``GET /swarms/{swarm_id}/report/index.html``  a swarm's report (``s3://BUCKET/swarms/``)
-     ``GET /public/assets/{name}``  without login: the Data Docs' library files (vendored from
-                             npm) and GX's static files (from the installed package)
+     ``GET /public/assets/{name}``  without login: the library of the plugin's pages (Chart.js,
+                             vendored under ``static/vendor/``)
      ``GET /public/dd/{token}/{run_id}/datadocs/...``  without login, with a capability for that
-                             run (`datadocs.sign`): its Data Docs, rewritten to ask no other host
+                             run (`datadocs.sign`): its Data Docs as stored (written to ask no other
+                             host, `regionchaos.datadocs`)
 
 Every endpoint needs an authenticated Airflow user (the api-server's JWT: bearer header
 or the UI's ``_token`` cookie, checked by Airflow's own auth manager); the app has no
@@ -38,8 +43,8 @@ or without the fields the view reads (`runs.summary_problem`) makes its run ``un
 (listed, with the reason), never the whole view fail.
 
 Headers: every response carries ``X-Content-Type-Options: nosniff`` and a
-Content-Security-Policy: the plugin's own pages `PAGE_CSP` (nothing but their nonce'd style
-and the inline trend image; framed by Airflow's UI only; the report's page may frame this
+Content-Security-Policy: the plugin's own pages `PAGE_CSP` (nothing but their nonce'd scripts
+and style; framed by Airflow's UI only; a run's report and Data Docs pages may frame this
 server: `REPORT_PAGE_CSP`), stored objects `STORED_CSP` (a sandbox: no script, a unique
 origin), Data Docs pages `datadocs.DATADOCS_CSP` (scripts from this server only, in a sandbox
 without allow-same-origin), anything else `DEFAULT_CSP`.
@@ -64,8 +69,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import MutableHeaders
 
-from regionchaos_airflow.runs import (RUN_ID_RE, dag_run_link, duration_text, listable_run_id, result_row, run_times,
-                                      summary_problem, view_links)
+from regionchaos_airflow.runs import (AIRFLOW_KEY, PLUGIN_PREFIX, RUN_ID_RE, dag_run_link, duration_text, in_airflow,
+                                      listable_run_id, result_row, run_times, summary_problem, view_links)
 
 SERVED_ROOTS = ("report", "datadocs", "validation", "summary.json", "scenario.json")
 STUDY_KEYS = ("index.html", "study.json")
@@ -73,7 +78,7 @@ STUDIES_PREFIX = "studies"  # regionchaos.study.STUDIES_PREFIX: beside the runs,
 STUDIES_LISTED = 10
 SWARMS_PREFIX = "swarms"  # regionchaos.swarm.SWARMS_PREFIX: beside the runs, at the bucket's top
 SWARMS_LISTED = 10
-MAX_DATADOCS_HTML_BYTES = 20 << 20  # a Data Docs page is rewritten in memory (`datadocs.rewrite_html`) up to this
+VENDOR_DIR = Path(__file__).resolve().parent / "static" / "vendor"  # the plugin pages' own libraries (SOURCES.md)
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_@+=,-][A-Za-z0-9._@+=,-]{0,254}$")
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 2000  # rows one request may ask for
@@ -84,9 +89,10 @@ CHUNK_BYTES = 1 << 20  # a served object is streamed in pieces of this size
 # Stored HTML (reports, Data Docs) is data from the bucket: it runs in a sandbox (a unique origin,
 # no script), so a file planted there cannot act on Airflow's origin with the user's session.
 STORED_CSP = "sandbox; frame-ancestors 'self'"
-# The plugin's own pages: no script at all, their one <style> by nonce, the trend as a data: image,
-# the filter form to the page itself; framed by Airflow's UI (same origin) and nobody else.
-PAGE_CSP = ("default-src 'none'; style-src 'nonce-{nonce}'; img-src data:; form-action 'self'; "
+# The plugin's own pages: their scripts (links into Airflow's top window, the trend chart and its library) and
+# their one <style> by nonce, nothing else loaded, the filter form to the page itself; framed by Airflow's
+# UI (same origin) and nobody else.
+PAGE_CSP = ("default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; form-action 'self'; "
             "frame-ancestors 'self'; base-uri 'none'")
 # The report's own page: the same, plus the run's stored report in a frame (itself sandboxed).
 REPORT_PAGE_CSP = PAGE_CSP + "; frame-src 'self'"
@@ -149,53 +155,36 @@ app.add_middleware(SecurityHeaders)
 public = FastAPI(title="regionchaos public assets", openapi_url=None, docs_url=None, redoc_url=None)
 
 
-@public.get("/assets/{name:path}")
+ASSET_HEADERS = {"Cache-Control": "public, max-age=86400",
+                 "Content-Security-Policy": "default-src 'none'; frame-ancestors 'self'"}
+
+
+@public.get("/assets/{name}")
 def public_asset(name: str) -> Response:
+    """A library file of the plugin's own pages (``static/vendor/NAME``, SOURCES.md beside it)."""
     from fastapi.responses import FileResponse
 
-    from regionchaos_airflow import datadocs
-
-    path = datadocs.asset_path(name)
-    if path is None:
+    path = (VENDOR_DIR / name).resolve()
+    if name.startswith(".") or path.parent != VENDOR_DIR or not path.is_file() or path.suffix != ".js":
         raise HTTPException(status_code=404, detail="no such asset")
-    media_type = mimetypes.guess_type(path.name)[0] or (
-        "font/woff2" if path.suffix == ".woff2" else "font/otf" if path.suffix == ".otf" else "application/octet-stream")
-    return FileResponse(path, media_type=media_type, headers=datadocs.ASSET_HEADERS)
+    return FileResponse(path, media_type="text/javascript", headers=ASSET_HEADERS)
 
 
 @public.get("/dd/{token}/{run_id}/{key:path}")
-def public_datadocs(request: Request, token: str, run_id: str, key: str) -> Response:
+def public_datadocs(token: str, run_id: str, key: str) -> Response:
     """One object of a run's ``datadocs/`` for the holder of a token `datadocs.sign` made for
-    that run (404 otherwise, as for a missing object): HTML rewritten to load nothing from
-    other hosts, served with `datadocs.DATADOCS_CSP`."""
+    that run (404 otherwise, as for a missing object), as stored: `regionchaos.datadocs` wrote the
+    site to load nothing from other hosts. Pages are served with `datadocs.DATADOCS_CSP`."""
     from regionchaos_airflow import datadocs
 
     key = safe_key(run_id, key)
     if not key.startswith("datadocs/") or not datadocs.check(token, run_id):
         raise HTTPException(status_code=404, detail="no such object (or the link has expired: open it from the runs view)")
-    if not key.endswith(".html"):
-        return _stored(lambda config: config.run_prefix(run_id) + key, "no such object")
-    config = run_storage()
-    if config is None:
-        raise _no_storage()
-    client = config.client()
-    try:
-        obj = client.get_object(Bucket=config.bucket, Key=config.run_prefix(run_id) + key)
-        if obj["ContentLength"] > MAX_DATADOCS_HTML_BYTES:
-            obj["Body"].close()
-            raise HTTPException(status_code=413, detail=f"{key} is larger than {MAX_DATADOCS_HTML_BYTES:,} bytes")
-        page = obj["Body"].read().decode("utf-8", errors="replace")
-    except HTTPException:
-        raise
-    except Exception as exc:
-        if getattr(exc, "response", {}).get("Error", {}).get("Code") in _MISSING_CODES:
-            raise HTTPException(status_code=404, detail="no such object") from exc
-        raise _unreachable(exc) from exc
-    finally:
-        client.close()
-    mount = request.scope.get("root_path", "").rstrip("/")  # .../public: where the assets are
-    return HTMLResponse(datadocs.rewrite_html(page, f"{mount}/assets"),
-                        headers={"Content-Security-Policy": datadocs.DATADOCS_CSP, "Cache-Control": "no-store"})
+    if key.endswith(".html"):
+        return _stored(lambda config: config.run_prefix(run_id) + key, "no such object", csp=datadocs.DATADOCS_CSP)
+    # a page's scripts, styles and fonts; a font is fetched in CORS mode, and the sandboxed page's origin is opaque
+    return _stored(lambda config: config.run_prefix(run_id) + key, "no such object",
+                   headers={"Access-Control-Allow-Origin": "*"})
 
 
 app.mount("/public", public)
@@ -257,8 +246,8 @@ def list_runs(config, *, limit: int = DEFAULT_LIMIT, contains: str = "") -> list
         if problem is not None:  # shown as such; the other runs are listed as usual
             return {"run_id": run_id, "verdict": "unreadable", "error": problem, "failed": [], "checks": {},
                     "modified": modified, **view_links(run_id)}
-        row = result_row(doc)
         timing = read_timing(client, config.bucket, f"{top}{run_id}/")
+        row = result_row(doc, read_beside(client, config.bucket, f"{top}{run_id}/", AIRFLOW_KEY))
         row.update(run_id=run_id, modified=modified, **view_links(run_id), **run_times(doc, modified, timing))
         return row
 
@@ -326,9 +315,16 @@ def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
 def read_timing(client, bucket: str, run_prefix: str) -> Any:
     """A run's wall-clock seconds (``timing/wall_seconds.json`` under ``run_prefix``), or None when it
     has none (runs written before it existed) or it cannot be read: the view then shows no duration."""
+    return read_beside(client, bucket, run_prefix, "timing/wall_seconds.json")
+
+
+def read_beside(client, bucket: str, run_prefix: str, key: str) -> Any:
+    """A JSON document stored beside a run's summary (``timing/wall_seconds.json``; ``airflow.json``: the DAG
+    run that made it, `AIRFLOW_KEY`), or None when there is none or it cannot be read: the row then lacks
+    what it would tell, the rest as usual."""
     try:
-        doc, _, problem = _read_json(client, bucket, run_prefix + "timing/wall_seconds.json")
-    except Exception:  # noqa: BLE001 - missing or unreadable: no duration, the rest of the row as usual
+        doc, _, problem = _read_json(client, bucket, run_prefix + key)
+    except Exception:  # noqa: BLE001 - missing or unreadable
         return None
     return doc if problem is None else None
 
@@ -385,41 +381,75 @@ def report_page(request: Request, run_id: str, invariant: str = Query("", max_le
     report (framed, sandboxed as stored). ``invariant``: open the report at that invariant's row
     and link the Data Docs page of its suite (the evidence of a failed invariant)."""
     safe_key(run_id, "report/index.html")
+    if run_storage() is None:
+        return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
+    row, doc, problem = _read_run(run_id)
+    base = _base(request)
+    anchor = f"#inv-{quote(invariant, safe='')}" if invariant else ""
+    return _run_page(request, "report", row, problem,
+                     framed=f"{base}/runs/{quote(run_id, safe='')}/report/index.html{anchor}", invariant=invariant)
+
+
+def _read_run(run_id: str) -> tuple[dict[str, Any], Any, str | None]:
+    """(the run's row with its start and duration, its summary, why the summary cannot be shown or None)."""
     config = run_storage()
     if config is None:
-        return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
+        raise _no_storage()
     client = config.client()
-    timing = None
+    timing = airflow = None
     try:
         doc, modified, problem = _read_json(client, config.bucket, config.run_prefix(run_id) + "summary.json")
         timing = read_timing(client, config.bucket, config.run_prefix(run_id))
+        airflow = read_beside(client, config.bucket, config.run_prefix(run_id), AIRFLOW_KEY)
     except Exception:  # noqa: BLE001 - no summary (yet), or unreadable: the report may still be there
-        doc, modified, problem = None, "", "no summary.json"
+        doc, modified, problem, airflow = None, "", "no summary.json", None
     finally:
         client.close()
     row = {"run_id": run_id, "verdict": "unknown", "failed": []}
     if problem is None and summary_problem(doc) is None:
-        row = result_row(doc)
+        row = result_row(doc, airflow)
         row.update(run_id=run_id, **run_times(doc, modified, timing))
+    # the DAG run that made it: its airflow.json, or a summary stored before that object existed
+    row["airflow"] = airflow if isinstance(airflow, dict) else doc if isinstance(doc, dict) else {}
+    return row, doc, problem
+
+
+def _run_page(request: Request, view: str, row: dict[str, Any], problem: str | None, *, framed: str,
+              invariant: str = "", suite: str = "") -> HTMLResponse:
+    """A run's page of its own: the run's facts and links above its report or Data Docs (``view``), framed."""
     base = _base(request)
-    anchor = f"#inv-{quote(invariant, safe='')}" if invariant else ""
     return _html(lambda nonce: _template("report.html.j2").render(
-        nonce=nonce, row=row, base=base, invariant=invariant, anchor=anchor, problem=problem,
-        dag_run=dag_run_link(doc if isinstance(doc, dict) else {}, _airflow_root(base)),
-        share=str(request.url)), csp=REPORT_PAGE_CSP)
+        nonce=nonce, view=view, row=row, base=base, invariant=invariant, suite=suite, problem=problem,
+        framed=framed, dag_run=dag_run_link(row.get("airflow") or {}, _airflow_root(base)),
+        share=_address_in_airflow(request)), csp=REPORT_PAGE_CSP)
 
 
-@app.get("/runs/{run_id}/datadocs", name="datadocs_page")
-def datadocs_page(request: Request, run_id: str, suite: str = Query("", max_length=200)) -> Response:
-    """A run's Data Docs, rendered (scripts on, sandboxed): a redirect to a capability address
-    of them (`datadocs`), the index or, with ``suite``, that suite's newest validation page."""
-    from regionchaos_airflow import datadocs
+def _address_in_airflow(request: Request) -> str:
+    """This page's address inside Airflow's UI (`runs.in_airflow`), query included."""
+    base = _base(request)
+    inside = PLUGIN_PREFIX + request.url.path[len(base):] if request.url.path.startswith(base) else request.url.path
+    return str(request.url.replace(path=_airflow_root(base) + in_airflow(inside)))
 
+
+@app.get("/runs/{run_id}/datadocs", response_class=HTMLResponse, name="datadocs_page")
+def datadocs_page(request: Request, run_id: str, suite: str = Query("", max_length=200)) -> HTMLResponse:
+    """A run's Data Docs at an address of their own, like its report: the run's facts and links above
+    the docs, rendered (scripts on, sandboxed, at a capability address: `datadocs`), the index or, with
+    ``suite``, that suite's newest validation page."""
     key = safe_key(run_id, "datadocs/index.html")
+    if run_storage() is None:
+        return _html(lambda nonce: _page(f"<p>{html.escape(_no_storage().detail)}</p>", nonce), status_code=503)
     if suite:
         key = _suite_page(run_id, suite)
-    target = f"{_base(request)}/public/dd/{datadocs.sign(run_id)}/{quote(run_id, safe='')}/{key}"
-    return Response(status_code=303, headers={"Location": target, "Cache-Control": "no-store"})
+    row, doc, problem = _read_run(run_id)
+    return _run_page(request, "datadocs", row, problem, framed=_capability(request, run_id, key), suite=suite)
+
+
+def _capability(request: Request, run_id: str, key: str) -> str:
+    """The capability address of one object of a run's Data Docs (`datadocs.sign`)."""
+    from regionchaos_airflow import datadocs
+
+    return f"{_base(request)}/public/dd/{datadocs.sign(run_id)}/{quote(run_id, safe='')}/{key}"
 
 
 def _suite_page(run_id: str, suite: str) -> str:
@@ -454,8 +484,13 @@ def swarm_report(swarm_id: str) -> Response:
 
 
 @app.get("/runs/{run_id}/{key:path}", name="run_object")
-def run_object(run_id: str, key: str) -> Response:
+def run_object(request: Request, run_id: str, key: str) -> Response:
+    """One stored object of a run, sandboxed; a Data Docs page (the stored report links its index) is a
+    redirect to its capability address, where its scripts run."""
     key = safe_key(run_id, key)
+    if key.startswith("datadocs/") and key.endswith(".html"):
+        return Response(status_code=303, headers={"Location": _capability(request, run_id, key),
+                                                  "Cache-Control": "no-store"})
     return _stored(lambda config: config.run_prefix(run_id) + key, "no such object")
 
 
@@ -469,10 +504,10 @@ def study_object(study_id: str, key: str) -> Response:
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
-def _stored(bucket_key, missing: str) -> Response:
+def _stored(bucket_key, missing: str, csp: str = STORED_CSP, headers: dict[str, str] | None = None) -> Response:
     """One object from the run storage (``bucket_key(config)``: its key, already checked),
-    streamed sandboxed: 503 without storage or when it is unreachable, 404 when it is missing,
-    413 when it is over `MAX_SERVED_BYTES`."""
+    streamed with the policy ``csp`` (default: sandboxed, no script): 503 without storage or when it
+    is unreachable, 404 when it is missing, 413 when it is over `MAX_SERVED_BYTES`."""
     config = run_storage()
     if config is None:
         raise _no_storage()
@@ -501,7 +536,7 @@ def _stored(bucket_key, missing: str) -> Response:
             client.close()
 
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    headers = {"Content-Length": str(size), "Content-Security-Policy": STORED_CSP}
+    headers = {"Content-Length": str(size), "Content-Security-Policy": csp, **(headers or {})}
     return StreamingResponse(chunks(), media_type=media_type, headers=headers)
 
 
@@ -522,20 +557,20 @@ def index(request: Request, q: str = Query("", max_length=200),
     except Exception as exc:
         return _html(lambda nonce: _page(f"<p>{html.escape(_unreachable(exc).detail)}</p>", nonce), status_code=503)
     from regionchaos.scenario import INVARIANTS
-    from regionchaos_airflow.trend import nightly_points, trend_png
+    from regionchaos_airflow.trend import chart_data, nightly_points
 
     chosen = {"scenario": scenario, "verdict": verdict, "mutant": mutant}
     options = {name: sorted({_shown_value(r, name) for r in rows} - {""}) for name in chosen}
     shown = [r for r in rows if all(not want or _shown_value(r, name) == want for name, want in chosen.items())]
     points = nightly_points(shown)
-    trend = trend_png(points)
     base = _base(request)
     return _html(lambda nonce: _template("runs.html.j2").render(
         nonce=nonce, rows=shown, total=len(rows), studies=studies, swarms=swarms, q=q, chosen=chosen,
         invariants=INVARIANTS,
         selects=[("scenario", "scenario", options["scenario"]), ("verdict", "verdict", options["verdict"]),
                  ("mutant", "mutant", options["mutant"])],
-        trend=trend, points=points, nightly_count=len(points), base=base, airflow_root=_airflow_root(base),
+        points=points, chart=chart_data(points, _airflow_root(base)), nightly_count=len(points), base=base,
+        airflow_root=_airflow_root(base),
         where=f"s3://{config.bucket}/{config.prefix.strip('/')}/ at {config.describe_endpoint()}"))
 
 

@@ -17,17 +17,23 @@ access at parse time). In cluster mode ``spark_jobs/emulate.py`` emulates the ru
 cluster into shared storage, then `validate` judges and reports it in the worker through
 ``regionchaos.runner.finish`` (see its docstring); shared storage is required there.
 
-The verdict in Airflow's own terms:
+The verdict in Airflow's own terms, by the one outcome table (`regionchaos.judge.policy.run_outcome`,
+README: Outcomes), as the CLI's exit code:
   * `publish_report` of a manual run fails the task (so the DAG run) once the report is
-    published, when the run is not as its scenario expects (`run_outcome`: invalid where
-    valid was expected, a mutant caught, unknown); the failure message names the failed
-    invariants. A run showing a recorded finding stays green and says so.
-  * every run task pushes the XCom ``regionchaos_note`` (verdict, failed invariants, report
+    published, when the run's outcome is not green (a violation no finding explains, a caught
+    or uncaught mutant, a finding's scenario that no longer fails, unknown): one log line
+    (`RunFailed`: no traceback, no retry) with the outcome's sentence and the report. A run showing
+    a recorded finding stays green and says so.
+  * every run task pushes the XCom ``regionchaos_note`` (the outcome's sentence, the run, the report
     link), which ``regionchaos_airflow.listener`` copies into the DAG run's note, and
-    ``regionchaos_report_url``, which the "Chaos report" extra link (`ChaosReportLink`) opens.
-  * task logs: GX, Spark and py4j at WARNING (`quiet_libraries`), the runner's progress
-    (emulation, then one line per GX suite: `suite_progress`), then the verdict and the
-    report's address in Airflow (`report_url`).
+    ``regionchaos_report_url``, which the "Chaos report" extra link (`ChaosReportLink`) opens: the
+    report's one address inside Airflow's UI (`report_url`). The DAG run and its note are stored beside
+    the run's ``summary.json``, in ``airflow.json`` (`record_dag_run`): the summary itself is written
+    once, by the run.
+  * task logs: GX, Spark and py4j at WARNING (`quiet_libraries`), the JVM's output at WARNING
+    (`regionchaos_airflow.jvmlog`), the runner's progress (emulation, then one line per GX suite:
+    `suite_progress`), the outcome, and last the report's address in Airflow, where Airflow's log
+    view makes it a link; the return value is an XCom, not echoed into the log.
 """
 
 from __future__ import annotations
@@ -35,18 +41,20 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from airflow.providers.standard.decorators.python import _PythonDecoratedOperator
 from airflow.sdk import BaseOperatorLink, get_current_context, task
 from airflow.sdk.bases.decorator import task_decorator_factory
 
-from regionchaos_airflow.runs import PLUGIN_PREFIX, RUN_ID_RE, result_row, skipped_runs, view_links
+from regionchaos.judge import RunOutcome, run_outcome
+from regionchaos.judge.judgement import UNKNOWN
+from regionchaos_airflow.jvmlog import jvm_output_as_warnings
+from regionchaos_airflow.runs import (AIRFLOW_KEY, PLUGIN_PREFIX, RUN_ID_RE, in_airflow, result_row, skipped_runs,
+                                      view_links)
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +65,7 @@ RUN_TIMEOUT = timedelta(hours=2)
 LOCAL_RUNS_AT_ONCE = 2  # each local run holds a Spark session; more thrash a small worker
 NOTE_XCOM = "regionchaos_note"  # the DAG run's note (copied by regionchaos_airflow.listener)
 REPORT_URL_XCOM = "regionchaos_report_url"  # what the "Chaos report" extra link opens
+REPORT_LINE = "regionchaos_report_line"  # context key: the report's address, the run task's last log line
 QUIET_LOGGERS = ("great_expectations", "py4j", "pyspark")  # INFO from these buries the verdict
 
 
@@ -68,51 +77,14 @@ def spark_conn_id(env: dict[str, str] | None = None) -> str | None:
 
 # -- the verdict in Airflow's terms ----------------------------------------------------------
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a run means for its DAG run: ``ok`` keeps it green; ``headline`` says why."""
+class RunFailed(SystemExit):
+    """A run task's judged failure: its one line (verdict, failed invariants, the report's address).
 
-    ok: bool
-    verdict: str
-    headline: str
-    failed: list[str] = field(default_factory=list)
-
-
-def run_outcome(summary: dict[str, Any], scenario: Any = None) -> Outcome:
-    """Judge one run's summary for Airflow: valid stays green; invalid stays green only when a
-    recorded finding explains every rule it failed (`regionchaos.findings.meets_expectation`,
-    for the scenario's settings, ``scenario`` a Scenario); a mutant run that is invalid (the
-    checks caught it), an unexplained invalid and an unknown verdict fail."""
-    from regionchaos import findings
-
-    verdict = summary.get("verdict") or "unknown"
-    shows = findings.outcome(summary.get("checks") or [])
-    failed = shows["failed"]
-    mutant = summary.get("mutant")
-    if verdict == "valid" and not shows["unknown"]:
-        return Outcome(True, verdict, "valid: every invariant holds")
-    if verdict == "invalid" and mutant:
-        return Outcome(False, verdict, f"invalid: the checks caught mutant {mutant}; failed invariants: "
-                                       f"{', '.join(failed) or 'none recorded'}", failed)
-    if verdict == "invalid" and scenario is not None:
-        ok, why = findings.meets_expectation(scenario, verdict, failed, shows["unknown"],
-                                             failed_rules=shows["failed_rules"], explained=shows["explained"],
-                                             must_show=False)
-        if ok and not findings.applicable(scenario):  # a real-Flink negative control: no finding to name
-            return Outcome(True, verdict, f"invalid as expected: a negative control; failed invariants: "
-                                          f"{', '.join(failed)}", failed)
-        if ok:
-            shown = [f for f in findings.applicable(scenario)
-                     if set(f.rules_for(scenario)) & set(shows["failed_rules"])]
-            names = ", ".join(f"{f.id} ({f.title})" for f in shown) or "a recorded finding"
-            return Outcome(True, verdict, f"invalid as expected: the run shows finding {names}, recorded in "
-                                          f"FINDINGS.md; failed invariants: {', '.join(failed)}", failed)
-        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed)} ({why})", failed)
-    if verdict == "invalid":
-        return Outcome(False, verdict, f"invalid: failed invariants: {', '.join(failed) or 'none recorded'}", failed)
-    reason = summary.get("error") or (f"no result for {', '.join(shows['unknown'])}" if shows["unknown"] else
-                                      "no verdict")
-    return Outcome(False, "unknown", f"unknown: {reason}", failed)
+    Airflow's task runner logs any other exception with its traceback ("Task failed with exception"
+    and a dozen frames of Airflow's own); a SystemExit it logs as one ERROR line, ``Task exited
+    exit_code=<this text>``, and then retries the task only if the task has retries left. The tasks
+    that judge (`publish_report`, the nightly's and the swarm's summaries) have none: the same
+    summary gives the same verdict."""
 
 
 def airflow_base_url() -> str:
@@ -128,15 +100,18 @@ def airflow_base_url() -> str:
 
 
 def report_url(run_id: str, base_url: str | None = None) -> str | None:
-    """The run's report as the plugin serves it inside Airflow (None for an unsafe run id)."""
+    """The run's report page inside Airflow's UI (`runs.in_airflow`; None for an unsafe run id): the one
+    address the "Chaos report" link, the DAG run's note, the task log and the runs view share."""
     if not run_id or not RUN_ID_RE.match(run_id):
         return None
-    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + view_links(run_id)["report_view"]
+    base = airflow_base_url() if base_url is None else base_url.rstrip("/")
+    return base + in_airflow(view_links(run_id)["report_view"])
 
 
-def note_text(outcome: Outcome, summary: dict[str, Any], url: str | None) -> str:
-    """The DAG run's note (Markdown): verdict, failed invariants, the report link."""
-    lines = [f"**{outcome.headline}**",
+def note_text(outcome: RunOutcome, summary: dict[str, Any], url: str | None) -> str:
+    """The DAG run's note (Markdown): the outcome's sentence (verdict, failed invariants, the findings that
+    explain them, a mutant caught or not), the run, the report link."""
+    lines = [f"**{outcome.sentence}**",
              f"scenario {summary.get('scenario')}, seed {summary.get('seed')}, mutant {summary.get('mutant') or 'none'}, "
              f"run `{summary.get('run_id')}`"]
     if url:
@@ -147,8 +122,8 @@ def note_text(outcome: Outcome, summary: dict[str, Any], url: str | None) -> str
 
 
 def runs_view_url(base_url: str | None = None) -> str:
-    """The plugin's runs view (Browse > Chaos runs)."""
-    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + PLUGIN_PREFIX + "/"
+    """The plugin's runs view (Browse > Chaos runs) inside Airflow's UI."""
+    return (airflow_base_url() if base_url is None else base_url.rstrip("/")) + in_airflow(PLUGIN_PREFIX + "/")
 
 
 def _problem_lines(problems: list[str], limit: int = 8) -> list[str]:
@@ -160,7 +135,8 @@ def _problem_lines(problems: list[str], limit: int = 8) -> list[str]:
 
 def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: dict[str, Any] | None,
                  problems: list[str], base_url: str | None = None) -> str:
-    """The nightly DAG run's note: how many scenarios ran as expected, the problems, the runs view."""
+    """The nightly DAG run's note: how many scenarios ran as expected (green by the outcome table), the
+    problems, the runs view."""
     verdicts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
     skipped = skipped_runs(plan)
     head = (f"**nightly: {len(plan) - len(skipped)} scenario(s) as expected**" if not problems else
@@ -175,14 +151,16 @@ def nightly_note(plan: list[dict[str, Any]], rows: list[dict[str, Any]], swarm: 
     return "\n\n".join(lines)
 
 
-def swarm_note(rows: list[dict[str, Any]], *, seeds: int, mutant: str | None, problems: list[str]) -> str:
-    """The swarm DAG run's note: seeds, verdicts, the problems (failing seeds with replay lines)."""
+def swarm_note(rows: list[dict[str, Any]], outcome: RunOutcome, base_url: str | None = None) -> str:
+    """The swarm DAG run's note: the swarm's outcome (`regionchaos.judge.policy.swarm_outcome`: the worst of
+    its seeds'; with a mutant, whether a seed caught it), the verdicts, the problems (seeds with replay lines),
+    the runs view (its swarm reports)."""
     counts = {v: sum(r.get("verdict") == v for r in rows) for v in ("valid", "invalid", "unknown")}
-    what = f"swarm of {seeds} seed(s)" + (f" with mutant {mutant}" if mutant else "")
-    head = f"**{what}: {'FAILED' if problems else 'as expected'}**"
-    lines = [head, f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['unknown']} unknown"]
-    if problems:
-        lines.append("\n".join(_problem_lines(problems)))
+    lines = [f"**{outcome.sentence}**", f"{counts['valid']} valid, {counts['invalid']} invalid, "
+                                        f"{counts['unknown']} unknown"]
+    if not outcome.green:
+        lines.append("\n".join(_problem_lines(list(outcome.problems))))
+    lines.append(f"[Chaos runs]({runs_view_url(base_url)})")
     return "\n\n".join(lines)
 
 
@@ -206,7 +184,7 @@ class ChaosReportLink(BaseOperatorLink):
 
 
 class ChaosRunOperator(_PythonDecoratedOperator):
-    """``@task``'s operator with the "Chaos report" extra link."""
+    """``@task``'s operator with the "Chaos report" extra link; its log ends with the report's address."""
 
     operator_extra_links = (ChaosReportLink(),)
 
@@ -215,11 +193,16 @@ class ChaosRunOperator(_PythonDecoratedOperator):
         # never asks for a missing XCom, which Airflow's client logs as an error ("XCom not found") in
         # the task log of every run without a report in shared storage.
         context["ti"].xcom_push(REPORT_URL_XCOM, "")
-        return super().execute(context)
+        result = super().execute(context)  # then the operator's "Done. Returned value not shown"
+        if context.get(REPORT_LINE):  # last: where Airflow's log view makes the address a link
+            account(context[REPORT_LINE])
+        return result
 
 
 def chaos_task(python_callable: Callable | None = None, **kwargs):
-    """``@task`` for the run tasks: the same, plus the "Chaos report" extra link."""
+    """``@task`` for the run tasks: the same, plus the "Chaos report" extra link. The return value is an
+    XCom, not echoed into the log (a summary is a few thousand characters of JSON)."""
+    kwargs.setdefault("show_return_value_in_logs", False)
     return task_decorator_factory(python_callable=python_callable, decorated_operator_class=ChaosRunOperator, **kwargs)
 
 
@@ -234,6 +217,14 @@ def quiet_libraries(names: tuple[str, ...] = QUIET_LOGGERS) -> None:
 def say(text: str) -> None:
     """One progress line in the task log."""
     print(f"regionchaos: {text}", flush=True)
+
+
+def account(line: str) -> None:
+    """A line of the task's closing account (verdict, outcome, where the report is) in its log, in
+    order with Airflow's own closing lines: through logging, which reaches Airflow on the channel its
+    own lines take. What a task prints travels on another one, and its last lines arrived after
+    Airflow's "Task exited" and inside its "Post Execute" group."""
+    log.info("%s", line)
 
 
 class TaskConsole:
@@ -283,8 +274,14 @@ def local_runs_dir() -> Path:
 
 
 def _label(entry: dict[str, Any]) -> None:
-    """Name the mapped task instance after its scenario (see map_index_template)."""
-    get_current_context()["run_label"] = f"{entry.get('scenario_name')} ({entry.get('run_id')})"
+    """Name a mapped task instance after its scenario (see map_index_template); an unmapped one gets no
+    label (Airflow shows a rendered one in its Map Index column, linked to a ``/mapped/0`` that is not there)."""
+    context = get_current_context()
+    index = getattr(context.get("ti"), "map_index", None)
+    if isinstance(index, int) and index >= 0:
+        context["run_label"] = f"{entry.get('scenario_name')} ({entry.get('run_id')})"
+    else:  # no template, nothing rendered: Airflow's task runner renders the one in the context
+        context["map_index_template"] = None
 
 
 def _scenario(entry: dict[str, Any] | None):
@@ -293,13 +290,24 @@ def _scenario(entry: dict[str, Any] | None):
     return from_dict(entry["scenario"]) if entry and entry.get("scenario") else None
 
 
-def _tell(summary: dict[str, Any], entry: dict[str, Any] | None, url: str | None) -> Outcome:
-    """Push the note and the link's address; return the run's outcome."""
-    outcome = run_outcome(summary, _scenario(entry))
-    _push(NOTE_XCOM, note_text(outcome, summary, url))
+def _tell(summary: dict[str, Any], url: str | None) -> tuple[RunOutcome, str]:
+    """Push the note and the link's address, leave the log's last line; return the run's outcome and its note."""
+    outcome = run_outcome(summary)
+    note = note_text(outcome, summary, url)
+    _push(NOTE_XCOM, note)
     if url:
         _push(REPORT_URL_XCOM, url)
-    return outcome
+    get_current_context()[REPORT_LINE] = report_line(summary, url)
+    return outcome, note
+
+
+def report_line(summary: dict[str, Any], url: str | None) -> str | None:
+    """Where the run's report opens: inside Airflow (shared storage), else its local copy."""
+    if url:
+        return f"regionchaos report in Airflow: {url}"
+    if summary.get("local") and summary.get("report"):
+        return f"regionchaos report (local copy): {Path(summary['local']) / 'report' / 'index.html'}"
+    return None
 
 
 def _shared(storage) -> bool:
@@ -317,32 +325,25 @@ def airflow_key(context: Any) -> dict[str, str] | None:
     return None
 
 
-def with_airflow_key(document: bytes, key: dict[str, str]) -> bytes:
-    """A summary.json with its ``airflow`` entry set to ``key``, the rest as it was."""
-    summary = json.loads(document)
-    summary["airflow"] = key
-    return json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
-
-
-def record_dag_run(summary: dict[str, Any], storage, key: dict[str, str] | None) -> None:
-    """Name the DAG run ``key`` (`airflow_key`) in the run's summary.json (shared storage and the local
-    mirror) and in ``summary``. Best effort: a summary that cannot be rewritten keeps its verdict, unlinked."""
+def record_dag_run(summary: dict[str, Any], storage, key: dict[str, str] | None, note: str | None = None) -> None:
+    """Store what Airflow knows of the run beside its summary: ``airflow.json`` (``{"dag_id", "dag_run_id",
+    "note"}``, `AIRFLOW_KEY`) under the run's prefix (shared storage) and in its local mirror. The run's
+    ``summary.json`` is never rewritten. Best effort: a run whose DAG run cannot be stored keeps its verdict,
+    unlinked."""
     run_id = summary.get("run_id") or ""
     if key is None or not RUN_ID_RE.match(run_id):
         return
-    summary["airflow"] = key
+    body = json.dumps({**key, "note": note}, indent=1, sort_keys=True).encode()
     try:
         if _shared(storage):
             from regionchaos.storage import ObjectStore
 
-            store = ObjectStore.for_run(storage, run_id)
-            if store.exists("summary.json"):
-                store.put("summary.json", with_airflow_key(store.get("summary.json"), key))
-        local = Path(summary["local"]) / "summary.json" if summary.get("local") else None
-        if local is not None and local.is_file():
-            local.write_bytes(with_airflow_key(local.read_bytes(), key))
+            ObjectStore.for_run(storage, run_id).put(AIRFLOW_KEY, body)
+        local = Path(summary["local"]) if summary.get("local") else None
+        if local is not None and local.is_dir():
+            (local / AIRFLOW_KEY).write_bytes(body)
     except Exception as exc:  # noqa: BLE001 - the link is a convenience; the verdict stands
-        log.warning("run %s: could not name DAG run %s in summary.json: %s", run_id, key, exc)
+        log.warning("run %s: could not store DAG run %s beside its summary: %s", run_id, key, exc)
 
 
 @chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False,
@@ -352,9 +353,10 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
 
     One task, not three: with the default embedded S3 server, storage lives only as long
     as the process that started it (its human-facing artifacts are mirrored to
-    `local_runs_dir()`). Fails (and so retries) on verdict ``unknown``.
+    `local_runs_dir()`). Fails (`RunFailed`, one line; retried as the task's retries allow) on
+    verdict ``unknown``. Its log ends with the report's address.
     """
-    from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+    from airflow.sdk.exceptions import AirflowSkipException
 
     from regionchaos import runner
     from regionchaos_airflow.storage import resolve_storage
@@ -362,23 +364,38 @@ def chaos_run(entry: dict[str, Any]) -> dict[str, Any]:
     quiet_libraries()
     _label(entry)
     if entry.get("skip"):  # a real-Flink scenario where no distribution is installed: skipped, never green valid
-        print(f"regionchaos skipped: {entry['skip']}", flush=True)
+        account(f"regionchaos skipped: {entry['skip']}")
         raise AirflowSkipException(entry["skip"])
     scenario = _scenario(entry)
     storage = resolve_storage()
-    with suite_progress():
+    with suite_progress(), jvm_output_as_warnings():
         summary = runner.run(
             scenario, mutant=entry.get("mutant"), storage=storage, run_id=entry["run_id"],
             overrides=entry.get("overrides"), local_dir=None if storage else local_runs_dir(), console=TaskConsole(),
         )
-    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
-        print(line, flush=True)
-    _tell(summary, entry, report_url(summary.get("run_id", "")) if _shared(storage) else None)
-    if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
-                               f"{summary.get('error') or 'no result'}")
+        account(line)
+    url = report_url(summary.get("run_id", "")) if _shared(storage) else None
+    outcome, note = _tell(summary, url)
+    record_dag_run(summary, storage, airflow_key(get_current_context()), note)
+    _fail_without_verdict(outcome, entry, url)
     return summary
+
+
+def _fail_without_verdict(outcome: RunOutcome, entry: dict[str, Any], url: str | None) -> None:
+    """`RunFailed` when the run has no verdict (the outcome table's unknown: it raised, or a check has no
+    result): the run task fails; a run with a verdict is judged by `publish_report`."""
+    if outcome.kind == UNKNOWN:
+        fail(f"run {entry['run_id']}: {outcome.sentence}" + (f"; report: {url}" if url else ""))
+
+
+def fail(text: str) -> NoReturn:
+    """Fail the task with `RunFailed` (its one line ``text``), the report's address just above it, where
+    Airflow's log view makes it a link."""
+    line = get_current_context().get(REPORT_LINE)
+    if line:
+        account(line)
+    raise RunFailed(text)
 
 
 @task
@@ -428,7 +445,7 @@ def emulate_operator(conn_id: str, args: Any):
 @chaos_task(map_index_template="{{ run_label }}", execution_timeout=RUN_TIMEOUT, multiple_outputs=False)
 def validate(entry: dict[str, Any]) -> dict[str, Any]:
     """Cluster mode: validate and report the run spark_jobs/emulate.py wrote to storage."""
-    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException
 
     from regionchaos import runner
     from regionchaos_airflow.storage import resolve_storage
@@ -440,19 +457,18 @@ def validate(entry: dict[str, Any]) -> dict[str, Any]:
         raise AirflowFailException("this regionchaos has no runner.finish(run_id, storage=...) to "
                                    "validate and report an emulated run: use local mode")
     storage = resolve_storage()
-    with suite_progress():
+    with suite_progress(), jvm_output_as_warnings():
         summary = finish(entry["run_id"], storage=storage, overrides=entry.get("overrides"), console=TaskConsole())
-    record_dag_run(summary, storage, airflow_key(get_current_context()))
     for line in verdict_lines(summary):
-        print(line, flush=True)
-    _tell(summary, entry, report_url(summary.get("run_id", "")))
-    if summary.get("verdict") not in ("valid", "invalid"):
-        raise AirflowException(f"run {entry['run_id']}: verdict {summary.get('verdict')!r}: "
-                               f"{summary.get('error') or 'no result'}")
+        account(line)
+    url = report_url(summary.get("run_id", ""))
+    outcome, note = _tell(summary, url)
+    record_dag_run(summary, storage, airflow_key(get_current_context()), note)
+    _fail_without_verdict(outcome, entry, url)
     return summary
 
 
-@chaos_task(map_index_template="{{ run_label }}", multiple_outputs=False)
+@chaos_task(map_index_template="{{ run_label }}", multiple_outputs=False, retries=0)
 def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
                    fail_on_verdict: bool = False) -> dict[str, Any]:
     """Check that the run's summary and report are in shared storage; return its result row.
@@ -460,10 +476,11 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
     With the embedded S3 (no shared storage configured) nothing outlived chaos_run: the
     row says ``published: false`` and the local mirror is where the report is. Ends with the
     verdict and the report's address in Airflow; with ``fail_on_verdict`` (a manual run) the
-    task then fails when the run is not as its scenario expects (`run_outcome`), naming the
-    failed invariants.
+    task then fails when the run's outcome is not green (`run_outcome`), in one line (`RunFailed`) with its
+    sentence and the report. No retries: the same summary gives the same outcome, and a report missing from
+    storage does not appear on a second look.
     """
-    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+    from airflow.sdk.exceptions import AirflowException
 
     from regionchaos.storage import ObjectStore
     from regionchaos_airflow.storage import resolve_storage
@@ -474,9 +491,9 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
     url = None
     if not _shared(storage):
         row["published"] = False
-        print("regionchaos note: the embedded S3 server ended with chaos_run (summary, report and "
-              "Data Docs were mirrored locally); run scripts/ui.sh, or set the regionchaos_s3 connection "
-              "or REGIONCHAOS_S3_ENDPOINT, to list runs in Airflow", flush=True)
+        account("regionchaos note: the embedded S3 server ended with chaos_run (summary, report and "
+                "Data Docs were mirrored locally); run scripts/ui.sh, or set the regionchaos_s3 connection "
+                "or REGIONCHAOS_S3_ENDPOINT, to list runs in Airflow")
     else:
         store = ObjectStore.for_run(storage, row["run_id"])
         missing = [key for key in ("summary.json", "report/index.html") if not store.exists(key)]
@@ -485,23 +502,18 @@ def publish_report(summary: dict[str, Any], entry: dict[str, Any] | None = None,
         row["published"] = True
         row["datadocs"] = store.exists("datadocs/index.html")
         url = report_url(row["run_id"])
-    outcome = _tell(summary, entry, url)
-    row["outcome"] = {"ok": outcome.ok, "headline": outcome.headline}
-    print(f"regionchaos outcome: {outcome.headline}", flush=True)
-    if url:
-        print(f"regionchaos report in Airflow: {url}", flush=True)
-    elif summary.get("local"):
-        print(f"regionchaos report (local copy): {Path(summary['local']) / 'report' / 'index.html'}", flush=True)
-    if fail_on_verdict and not outcome.ok:
-        raise AirflowFailException(f"run {row['run_id']} {outcome.headline}"
-                                   + (f"; report: {url}" if url else ""))
+    outcome, _ = _tell(summary, url)
+    row["outcome"] = outcome.as_dict()
+    account(f"regionchaos outcome: {outcome.sentence}")
+    if fail_on_verdict and not outcome.green:
+        fail(f"run {row['run_id']} {outcome.sentence}" + (f"; report: {url}" if url else ""))
     return row
 
 
 def add_scenario_run(entry: Any, *, fail_on_verdict: bool = False) -> Any:
     """Add one run's tasks to the current DAG or task group; returns publish_report's output.
-    ``fail_on_verdict``: publish_report fails when the run is not as expected (manual runs;
-    the nightly judges all its runs in its summary task instead)."""
+    ``fail_on_verdict``: publish_report fails when the run's outcome is not green (manual runs;
+    the nightly holds all its runs to the same table in its summary task instead)."""
     conn_id = spark_conn_id()
     if conn_id is None:
         return publish_report(chaos_run(entry), entry, fail_on_verdict)

@@ -4,11 +4,14 @@ In:  the params of a DAG run (a trigger form's values, or ``dag_run.conf``).
 Out: `manual_params()` and `swarm_params()` (the Param schemas the UI renders and Airflow
      checks field by field); `check_manual_conf()` and `check_swarm_conf()` (every error of
      a conf as `FieldError`s, each naming the form field by its title and param name, e.g.
-     ``Rescale plan (rescale): ...``, never a scenario key like ``topology.parallelism``);
-     `scenario_from_params()` (a validated Scenario, or ScenarioError) and
+     ``Rescale plan (rescale): ...``, never a scenario key like ``topology.parallelism``) and
+     `refusal()` (what the form shows of them); `typed()` (a number field's typed text as its
+     number); `scenario_from_params()` (a validated Scenario, or ScenarioError) and
      `mutant_from_params()`.
 
-An optional field left empty (null) keeps the catalogue scenario's own value. A conf is
+An optional field left empty (null) keeps the catalogue scenario's own value. An optional number
+field is a text field in the form (`_number_text`): what was typed is sent as typed, so a value the
+field cannot take (``-1`` for a seed) is refused, never replaced by another. A conf is
 refused before its DAG run exists, in two steps:
 - each value against its Param's JSON schema (types, ranges, enums, the rescale plan's
   shape and its parallelism range): Airflow does this itself wherever a run is created
@@ -135,13 +138,33 @@ def empty_keeps(param: str) -> str:
     return f"Empty: the scenario's value: {'; '.join(parts)}; {common} in the others."
 
 
+# What text an optional number field takes (surrounding spaces allowed; `typed` reads it).
+NUMBER_TEXT = {"integer": r"^\s*-?[0-9]+\s*$", "number": r"^\s*-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"}
+_KIND_WORDS = {"integer": "a whole number", "number": "a number"}
+
+
+def _number_text(kind: str, examples: list[Any]) -> dict[str, Any]:
+    """The schema of an optional number field: a number (the REST API, the CLI) or the text typed into
+    the form. Airflow's form draws a number type as a number input, which cannot hold a typed ``-1``:
+    it showed NaN, emptied itself on blur, and the run started with the scenario's value instead. A
+    field whose first type is text, with ``examples``, is a text input (the examples as suggestions),
+    which keeps what was typed; the whole-form check (`typed`, `check_conf`) then takes the text for the
+    number it spells, or refuses it naming the field."""
+    shown = sorted({_shown_value(v) for v in examples if v is not None}, key=float)
+    # the form draws the widget of the first type that is not null: text first
+    return {"type": ["null", "string", kind], "pattern": NUMBER_TEXT[kind], "examples": shown}
+
+
 def _optional(param: str, kind: str, title: str, description: str, section: str, **schema: Any) -> Any:
     """A form field that may stay empty: empty keeps the scenario's value (the description says
-    which, scenario by scenario)."""
+    which, scenario by scenario). A number field takes typed text too (`_number_text`), its
+    suggestions the catalogue's own values."""
     from airflow.sdk import Param
 
-    return Param(None, type=["null", kind], title=title, description=f"{description} {empty_keeps(param)}",
-                 section=section, **schema)
+    catalogue_values = list(scenario_values()[param].values())
+    types = _number_text(kind, catalogue_values) if kind in NUMBER_TEXT else {"type": ["null", kind]}
+    return Param(None, title=title, description=f"{description} {empty_keeps(param)}", section=section,
+                 **types, **schema)
 
 
 def mutant_labels() -> dict[str, str]:
@@ -163,6 +186,24 @@ def _scenario_param(default: str, description: str, names: list[str] | None = No
                  title="Scenario", description=f"{description} Known: {', '.join(names)}.", **extra)
 
 
+def not_flink_keys_note(names: list[str]) -> str:
+    """The sentence of the scenario field that marks the keys Flink does not have: each such key the
+    catalogue's scenarios set, with the scenarios that set it ("" if none does)."""
+    from regionchaos.scenario import flink_settings
+
+    setters: dict[str, list[str]] = {}
+    for name in names:
+        scenario = load(name)
+        if scenario.backend != "flink":
+            for key, _value, is_flink in flink_settings(scenario):
+                if not is_flink:
+                    setters.setdefault(key, []).append(name)
+    if not setters:
+        return ""
+    return " Keys that are not Flink keys (the model's options): " + "; ".join(
+        f"{key} (not a Flink key), set by {', '.join(users)}" for key, users in sorted(setters.items())) + "."
+
+
 def manual_params() -> dict[str, Any]:
     """The Params of the manual chaos DAG (title, description and section each)."""
     from airflow.sdk import Param
@@ -179,7 +220,8 @@ def manual_params() -> dict[str, Any]:
         "scenario": _scenario_param("smoke" if "smoke" in names else names[0],
                                     "Catalogue scenario to run (regionchaos/catalogue/*.yaml). The real-Flink ones "
                                     f"({', '.join(scenario_names('flink'))}: backend flink, a loopback cluster, "
-                                    "minutes) take the seed and no other field of this form.", section="Scenario"),
+                                    "minutes) take the seed and no other field of this form."
+                                    + not_flink_keys_note(names), section="Scenario"),
         "seed": _optional("seed", "integer", "Seed", "Seed of the fault schedule; the same seed replays the same run.",
                           "Scenario", **_range(0, MAX_FORM_SEED)),
         "parallelism": _optional(
@@ -229,13 +271,14 @@ def swarm_params() -> dict[str, Any]:
 
     return {
         "scenario": _scenario_param("smoke", "Base scenario (an emulated one); the swarm turns on faults.swarm, so "
-                                    "each seed also draws which fault kinds are on and how likely.",
+                                    "each seed also draws which fault kinds are on and how likely."
+                                    + not_flink_keys_note(scenario_names("emulation")),
                                     scenario_names("emulation")),
         "seeds": Param(200, type="integer", **_range(1, 100_000), title="Seeds",
                        description="How many consecutive seeds to run (1 to 100,000)."),
-        "first_seed": Param(None, type=["null", "integer"], **_range(0, MAX_FORM_SEED),
-                            title="First seed", description="Empty: derived from the run's "
-                            "date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
+        "first_seed": Param(None, **_number_text("integer", list(scenario_values()["seed"].values())),
+                            **_range(0, MAX_FORM_SEED), title="First seed", description="Empty: derived from the "
+                            "run's date (YYYYMMDD x 1,000,000), so each scheduled run explores new seeds."),
         "batch_size": Param(50, type="integer", **_range(1, 10_000), title="Seeds per batch",
                             description="Seeds per mapped task (one Spark session per batch; 1 to 10,000)."),
         "mutant": Param("none", type="string", enum=mutant_choices(), values_display=mutant_labels(),
@@ -244,6 +287,26 @@ def swarm_params() -> dict[str, Any]:
 
 
 PARAM_NAMES = frozenset({"scenario", "seed", "rescale", "mutant", *OVERRIDE_KEYS})
+# the number fields that take typed text (`_number_text`), of both forms, and their kind
+NUMBER_FIELDS = {"seed": "integer", "first_seed": "integer", "parallelism": "integer",
+                 "max_consecutive_failures": "integer", "max_failure_ratio": "number",
+                 **{name: "number" for name in FAULT_FIELDS}}
+
+
+def typed(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The params with each number field's typed text read as the number it spells (``" 7 "`` -> 7,
+    ``"0.05"`` -> 0.05, ``""`` -> empty); text that spells no number is left as it is, for the check
+    to refuse (`check_conf`)."""
+    out = dict(params)
+    for name, kind in NUMBER_FIELDS.items():
+        value = out.get(name)
+        if isinstance(value, str):
+            text = value.strip()
+            if not text:
+                out[name] = None
+            elif re.fullmatch(NUMBER_TEXT[kind], text):
+                out[name] = int(text) if kind == "integer" else float(text)
+    return out
 
 
 def overrides_from_params(params: dict[str, Any], *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -251,6 +314,7 @@ def overrides_from_params(params: dict[str, Any], *, extra: dict[str, Any] | Non
 
     `extra` adds overrides the DAG itself sets (the swarm sets ``faults.swarm``).
     """
+    params = typed(params)
     unknown = sorted(set(params) - PARAM_NAMES)
     if unknown:
         raise ScenarioError([(key, "unknown parameter of this DAG") for key in unknown])
@@ -268,6 +332,7 @@ def overrides_from_params(params: dict[str, Any], *, extra: dict[str, Any] | Non
 
 def scenario_from_params(params: dict[str, Any], *, extra: dict[str, Any] | None = None):
     """Build the Scenario a DAG run asks for; ScenarioError names every bad field."""
+    params = typed(params)
     overrides = overrides_from_params(params, extra=extra)
     name = params.get("scenario")
     if not isinstance(name, str) or not name:
@@ -381,6 +446,11 @@ def _value_error(name: str, schema: Mapping[str, Any], value: Any) -> str | None
             parse_rescale(value)
         except ScenarioError as exc:
             return "; ".join(reason for _, reason in exc.errors)
+    if name in NUMBER_FIELDS and isinstance(value, str):  # typed text `typed` could not read as a number
+        limits = bounds(schema)
+        bounds_text = (f" from {_shown_value(limits['minimum'])} to {_shown_value(limits['maximum'])}"
+                       if len(limits) == 2 else "")
+        return f"must be {_KIND_WORDS[NUMBER_FIELDS[name]]}{bounds_text} or left empty, got {value!r}"
     try:
         validate(value, dict(schema), format_checker=FormatChecker())
     except ValidationError as exc:
@@ -399,7 +469,8 @@ def schema_sentence(exc: Any, schema: Mapping[str, Any]) -> str:
     rule, limit = exc.validator, exc.validator_value
     if rule == "type":
         kinds = [limit] if isinstance(limit, str) else list(limit)
-        words = [_TYPE_WORDS.get(k, k) for k in kinds if k != "null"]
+        typed_text = "string" in kinds and {"integer", "number"} & set(kinds)  # a number field's typed text
+        words = [_TYPE_WORDS.get(k, k) for k in kinds if k != "null" and not (typed_text and k == "string")]
         empty = " or left empty" if "null" in kinds else ""
         return f"must be {' or '.join(words)}{empty}, got {got}"
     if rule == "minimum":
@@ -433,7 +504,7 @@ def check_conf(spec: Mapping[str, Any], conf: Any, whole: Callable[[dict[str, An
     errors = [FieldError(str(key), f"unknown parameter of this DAG; its fields are {', '.join(spec)}")
               for key in sorted(set(conf) - set(spec), key=str)]
     values = {name: param.value for name, param in spec.items()}
-    values.update({key: value for key, value in conf.items() if key in spec})
+    values.update(typed({key: value for key, value in conf.items() if key in spec}))
     for name, param in spec.items():
         reason = _value_error(name, param.schema, values[name])
         if reason is not None:
@@ -477,3 +548,12 @@ TRIGGER_CHECKS: dict[str, Callable[[Any], list[FieldError]]] = {
     MANUAL_DAG_ID: check_manual_conf,
     SWARM_DAG_ID: check_swarm_conf,
 }
+_STARTED = {MANUAL_DAG_ID: "chaos run", SWARM_DAG_ID: "swarm"}
+
+
+def refusal(dag_id: str, errors: list[FieldError]) -> str:
+    """What the trigger form shows when the check refuses a conf: a sentence about the run that did not
+    start, then one line per field error."""
+    fields = "this field" if len(errors) == 1 else f"these {len(errors)} fields"
+    return (f"No {_STARTED.get(dag_id, 'DAG run')} was started: correct {fields} and trigger again.\n"
+            + "\n".join(str(error) for error in errors))

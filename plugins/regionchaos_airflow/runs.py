@@ -1,11 +1,17 @@
-"""Run ids keyed by the Airflow run, result rows, and the DAG-level judgements.
+"""Run ids keyed by the Airflow run, result rows, and the DAG-level outcomes.
 
-In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DESIGN.md),
-     folder names found under the runs prefix.
+In:  Airflow dag/run ids, runner summaries (the ``summary.json`` contract of DESIGN.md) and what
+     Airflow knows of a run beside it (``airflow.json``: `AIRFLOW_KEY`), folder names found under the
+     runs prefix, swarm results.
 Out: storage-safe run ids (`run_key`), whether a stored folder is shown and served as a run
-     (`listable_run_id`), why a stored summary cannot be shown (`summary_problem`), compact
-     result rows (`result_row`), and the lists of problems that fail the nightly and swarm
-     summary tasks (`judge_nightly`, `judge_swarm`). Pure functions: no Airflow, no storage.
+     (`listable_run_id`), a plugin page's address inside Airflow's UI (`in_airflow`), why a stored
+     summary cannot be shown (`summary_problem`), compact result rows (`result_row`, each with its outcome
+     by the one policy table), and the lists of problems that fail the nightly and swarm summary tasks
+     (`judge_nightly`, `judge_swarm`: the runs' and the swarm's outcomes, `regionchaos.judge.policy`). Pure
+     functions: no Airflow, no storage.
+
+The DAG files import this module while they are parsed: what imports boto3 or pyarrow (`regionchaos.swarm`)
+is imported inside the function that needs it.
 """
 
 from __future__ import annotations
@@ -17,9 +23,13 @@ from urllib.parse import quote
 
 import pydantic
 
+from regionchaos.judge import Judgement, RunOutcome, run_outcome, swarm_outcome
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
+AIRFLOW_KEY = "airflow.json"  # beside a run's summary.json: the DAG run that made it and its note
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 PLUGIN_PREFIX = "/regionchaos"
+AIRFLOW_VIEW_ROUTE = "chaos"  # the nav view's url_route: Airflow's UI shows the runs view at /plugin/chaos
 LISTED_RUN_ID_MAX_CHARS = 255
 # Letters, marks, digits, punctuation and symbols of any script; no control, format (bidi
 # overrides, zero-width), separator other than the plain space, private-use, surrogate or
@@ -75,7 +85,18 @@ def run_key(*parts: object) -> str:
 
 
 def failed_invariants(summary: dict[str, Any]) -> list[str]:
+    """The checks that did not pass (failed, or no result), as the runs view marks them."""
     return [c.get("name", "?") for c in summary.get("checks", []) if not c.get("success", False)]
+
+
+def in_airflow(path: str) -> str:
+    """The address inside Airflow's UI of a page of the plugin (``path``: ``/regionchaos/...``).
+
+    Airflow 3.3 shows the plugin's nav view at ``/plugin/<url_route>`` and appends the address of
+    the page in its frame (``/plugin/chaos/regionchaos/runs/RUN/report``); opened afresh, that
+    address shows the same page in the same frame. The one address of a report or Data Docs page
+    that the "Chaos report" link, the DAG runs' notes and the runs view all use."""
+    return f"/plugin/{AIRFLOW_VIEW_ROUTE}{path}"
 
 
 def view_links(run_id: str) -> dict[str, str]:
@@ -131,10 +152,11 @@ def duration_text(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s"
 
 
-def dag_run_link(summary: dict[str, Any], airflow_root: str = "") -> str | None:
-    """The Airflow UI's page of the DAG run that made a run, when its summary names it (``airflow``:
-    ``{"dag_id", "dag_run_id"}``, or the two at the top level); None otherwise."""
-    where = summary.get("airflow") if isinstance(summary.get("airflow"), dict) else summary
+def dag_run_link(doc: dict[str, Any], airflow_root: str = "") -> str | None:
+    """The Airflow UI's page of the DAG run that made a run: ``doc`` is its ``airflow.json`` (``{"dag_id",
+    "dag_run_id"}``), or a summary that names it (``airflow``, as runs stored before ``airflow.json`` did);
+    None when neither does."""
+    where = doc.get("airflow") if isinstance(doc.get("airflow"), dict) else doc
     dag_id, dag_run_id = where.get("dag_id"), where.get("dag_run_id")
     if not (isinstance(dag_id, str) and isinstance(dag_run_id, str) and dag_id and dag_run_id):
         return None
@@ -190,26 +212,26 @@ def nightly_key(row: dict[str, Any]) -> str | None:
     return run_id[len("nightly-"):-len(suffix)] or None
 
 
-def result_row(summary: dict[str, Any]) -> dict[str, Any]:
+def result_row(summary: dict[str, Any], airflow: dict[str, Any] | None = None) -> dict[str, Any]:
     """The compact row of one run: what the summary tasks and the UI list show (``checks``:
-    invariant -> True passed, False failed, None no result)."""
-    from regionchaos.findings import outcome
-
+    invariant -> True passed, False failed, None no result), with its judgement's fields (read back by
+    `regionchaos.judge.Judgement.from_summary`) and its ``outcome`` (the one policy table). ``airflow``:
+    the run's ``airflow.json`` (its DAG run), when the caller read it."""
     run_id = summary.get("run_id", "")
+    judged = Judgement.from_summary(summary)
     return {
         "run_id": run_id,
         "scenario": summary.get("scenario"),
         "seed": summary.get("seed"),
         "mutant": summary.get("mutant"),
-        "verdict": summary.get("verdict", "unknown"),
+        **{k: v for k, v in judged.fields().items() if k not in ("findings", "as_expected")},
         "failed": failed_invariants(summary),
-        "failed_rules": outcome(summary.get("checks", []))["failed_rules"],
-        "explained": outcome(summary.get("checks", []))["explained"],
         "checks": {c.get("name", "?"): c.get("success") for c in summary.get("checks", [])},
         "checkpoint_success_rate": checkpoint_success_rate(summary),
         "report": summary.get("report"),
         "replay": summary.get("replay"),
-        "dag_run": dag_run_link(summary),
+        "outcome": run_outcome(judged).as_dict(),
+        "dag_run": dag_run_link(airflow if isinstance(airflow, dict) else summary),
         **(view_links(run_id) if RUN_ID_RE.match(run_id or "") else {}),
     }
 
@@ -217,14 +239,11 @@ def result_row(summary: dict[str, Any]) -> dict[str, Any]:
 def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[str]:
     """Problems of a nightly run: an empty list means the nightly run passes.
 
-    A run may fail only the rules of recorded findings that apply to its scenario's settings
-    (``regionchaos.findings``); a finding's own scenario must show it; a run without a
-    row (its task failed) or with verdict unknown is a problem either way, but for a run the
-    plan skipped (``skip``: a real-Flink scenario without a distribution), listed by `skipped_runs`.
+    Each run is held to the one outcome table (`regionchaos.judge.policy.run_outcome` of its row: green
+    when valid, or showing a recorded finding where its scenario allows it); a run without a row (its
+    task failed) is a problem, but for a run the plan skipped (``skip``: a real-Flink scenario without a
+    distribution), listed by `skipped_runs`.
     """
-    from regionchaos.findings import meets_expectation
-    from regionchaos.scenario import from_dict, load
-
     by_run = {row.get("run_id"): row for row in rows if row}
     problems = []
     for entry in plan:
@@ -235,11 +254,9 @@ def judge_nightly(plan: list[dict[str, Any]], rows: list[dict[str, Any]]) -> lis
         if row is None:
             problems.append(f"{name}: no result (its task failed), run {run_id}")
             continue
-        scenario = from_dict(entry["scenario"]) if entry.get("scenario") else load(name)
-        ok, why = meets_expectation(scenario, row.get("verdict"), row.get("failed") or [], row.get("unknown") or [],
-                                    failed_rules=row.get("failed_rules"), explained=row.get("explained"))
-        if not ok:
-            problems.append(f"{name}: {row.get('verdict')}, {why}; replay: {row.get('replay')}")
+        outcome = run_outcome(row)
+        if not outcome.green:
+            problems.append(f"{name}: {outcome.sentence}; replay: {row.get('replay')}")
     return problems
 
 
@@ -267,39 +284,29 @@ def dated_first_seed(when) -> int:
     return int(when.strftime("%Y%m%d")) * SEED_STRIDE
 
 
+SEED_FIELDS = ("seed", "run_id", "verdict", "failed", "unknown", "failed_rules", "explained", "standing", "why",
+               "findings_shown", "kind", "replay", "error")
+
+
 def swarm_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per seed of a fast swarm's result (`regionchaos.swarm.fast_swarm`): verdict,
-    failed and unknown invariants, replay lines, and ``known_finding`` for a seed that fails only
-    the invariants of recorded findings (`judge_swarm` does not count those)."""
-    from regionchaos.swarm import replay_deep_line
+    """One row per seed of a fast swarm's result (`regionchaos.swarm.fast_swarm`): its judgement's fields
+    (verdict, failed and unknown invariants, standing, the findings that showed), replay lines, and
+    ``known_finding`` for a seed that shows only a recorded finding."""
+    from regionchaos.swarm import replay_deep_line  # here: regionchaos.swarm imports boto3 and pyarrow
 
     known = {k["seed"] for k in result.get("known_findings", [])}
     rows = []
     for run in result["runs"]:
-        row = {k: run.get(k) for k in ("seed", "run_id", "verdict", "failed", "unknown", "replay", "error")}
+        row = {k: run.get(k) for k in SEED_FIELDS}
         row.update(known_finding=run["seed"] in known, swarm_id=result["swarm_id"],
                    replay_deep=replay_deep_line(result["swarm_id"], run["seed"]))
         rows.append(row)
     return rows
 
 
-def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -> list[str]:
-    """Problems of a swarm run: unknown verdicts and missing seeds always; invalid seeds
-    without a mutant (unless marked ``known_finding``: they fail only invariants of recorded
-    findings); and with a mutant, a mutant that no seed caught."""
-    problems = []
-    if len(rows) != seeds:
-        problems.append(f"{seeds - len(rows)} of {seeds} seeds have no result (a batch failed)")
-    for row in rows:
-        if row.get("verdict") == "unknown":
-            problems.append(f"seed {row.get('seed')}: unknown; replay: {row.get('replay')}")
-    invalid = [row for row in rows if row.get("verdict") == "invalid"]
-    if mutant is None:  # a seed that fails only a recorded finding's invariants is no regression
-        problems += [
-            f"seed {row.get('seed')}: invalid (failed: {', '.join(row.get('failed', []))}); "
-            f"replay: {row.get('replay')}"
-            for row in invalid if not row.get("known_finding")
-        ]
-    elif rows and not invalid:
-        problems.append(f"mutant {mutant} survived all {len(rows)} seeds")
-    return problems
+def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -> tuple[RunOutcome, list[str]]:
+    """A swarm's outcome over its seeds' rows (`regionchaos.judge.policy.swarm_outcome`: the worst of its
+    seeds', a seed without a row unknown; with a mutant, caught or not caught, red either way) and its
+    problems: an empty list means the swarm passes."""
+    outcome = swarm_outcome(rows, mutant=mutant, seeds=seeds)
+    return outcome, [] if outcome.green else list(outcome.problems)

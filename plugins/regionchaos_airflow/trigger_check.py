@@ -12,8 +12,10 @@ In:  ``POST .../api/v2/dags/{dag_id}/dagRuns`` (the UI's trigger form and the RE
      ``{"dag_id": ..., "dag_run_conf": {...}}``) for a DAG with a check; every other request
      passes untouched, without its body being read.
 Out: a conf with errors, from a caller allowed to trigger that DAG: ``400`` with
-     ``{"detail": "<one line per field: Title (param): reason>", "errors": [{"param",
-     "title", "reason"}, ...]}``; the trigger form shows ``detail``. No run is created.
+     ``{"detail": "No chaos run was started: ...\\n<one line per field: Title (param): reason>",
+     "errors": [{"param", "title", "reason"}, ...]}`` (`params.refusal`); the trigger form shows
+     ``detail`` under the status Airflow's UI heads it with ("400 Bad Request", not the plugin's to
+     set). No run is created.
      A body the check cannot read is refused the same way, whoever sends it, so nothing
      unchecked reaches Airflow: over `MAX_BODY` bytes (declared or sent, chunked too:
      ``413``), not UTF-8, not JSON, or cut short by the client (``400``), each with a
@@ -179,10 +181,12 @@ class TriggerFormCheck:
         errors = await run_in_threadpool(self.checks[dag_id], conf)  # reads the catalogue: off the loop
         if not errors or not await self.authorize(scope, dag_id):
             return None
+        from regionchaos_airflow.params import refusal
+
         return JSONResponse(
             status_code=400,
             content={
-                "detail": "\n".join(str(error) for error in errors),
+                "detail": refusal(dag_id, errors),
                 "errors": [{"param": e.param, "title": e.title, "reason": e.reason} for e in errors],
             },
         )

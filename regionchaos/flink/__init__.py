@@ -1,4 +1,4 @@
-"""A real Apache Flink cluster as a second source of artifacts (issue 31, work in progress).
+"""A real Apache Flink cluster as a second source of artifacts.
 
 In:  a Flink distribution (env ``FLINK_HOME``, else the pinned one ``scripts/setup.sh``
      installs into ``.flink/VERSION/pyflink``), Java, a seed and a run's shape (a scenario with
@@ -17,5 +17,5 @@ Modules, in the order they build on each other:
 - `watch`: copies what the checkpoint folder holds while the job runs (it is deleted on FINISHED);
 - `run`: one seeded chaos run (faults, artifacts to S3); `checks`: exactly-once on the artifacts (a
   cross-check stored beside them, never a verdict: only the suites give one);
-- `tables`, `judging`: the artifacts as the suites' tables, judged through `regionchaos.validate.judge`.
+- `tables`, `judging`: the artifacts as the suites' tables, judged through the one judge (`regionchaos.judge`).
 """

@@ -1,4 +1,4 @@
-"""The first check on a real-Flink run's raw artifacts: exactly-once output (issue 31; not yet the GX suites).
+"""A cross-check on a real-Flink run's raw artifacts: exactly-once output (stored beside them, never the verdict).
 
 In:  the sink's committed files as text (``key,count,seq`` lines, as flink/java/.../CounterJob writes them)
      and the source's range (records 0..N-1, K keys, key = seq mod K), both read back from the run's

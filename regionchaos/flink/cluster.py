@@ -43,7 +43,7 @@ class ClusterSpec:
     taskmanagers: int = 2
     slots: int = 2
     process_memory: str = "1g"
-    heartbeat_interval_ms: int = 2000  # lower is unsafe on 2 cores (issue 31)
+    heartbeat_interval_ms: int = 2000  # lower is unsafe on 2 cores
     heartbeat_timeout_ms: int = 10000  # without these, one TM kill causes several restarts
     extra: dict[str, str] = field(default_factory=dict)
 

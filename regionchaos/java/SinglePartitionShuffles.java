@@ -20,7 +20,7 @@ import scala.runtime.BoxedUnit;
  * partition into one partition is dropped, its child taking its place (regionchaos/sparkrules.py builds
  * and loads it, and says what it saves).
  *
- * <p>Why: the judge's small pass ({@code regionchaos.validate.tuned_session}) puts every table in one
+ * <p>Why: the judge's small pass ({@code regionchaos.judge.engine.tuned_session}) puts every table in one
  * partition and shuffles into one partition. Spark's {@code EnsureRequirements} still plans a shuffle
  * under a join whose child is not known to be a {@code SinglePartition}: the output of a join is a
  * {@code PartitioningCollection} of its children's hash partitionings, so the next join shuffles both

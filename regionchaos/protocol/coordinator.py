@@ -44,6 +44,7 @@ from .merge import (  # noqa: F401 - C.N_...
     N_REGIONAL_COMPLETE,
     completed_checkpoint,
     merge_entries,
+    unacknowledged_at_old_parallelism,
 )
 from .pending import ABORTED, CheckpointOutcome, PendingCheckpoint  # noqa: F401 - C.ABORTED, callers' imports
 from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabulary: C.R_... in tests and callers
@@ -61,6 +62,7 @@ from .rules import (  # noqa: F401 - the reasons are the coordinator's vocabular
     R_SINGLE_REGION,
     R_FAILOVER,  # noqa: F401
     R_SUBSUMED,  # noqa: F401
+    R_FINALIZE,  # noqa: F401
     CoordinatorSettings,
 )
 from .restore import PendingTable, Restoring, Savepoints
@@ -97,6 +99,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
             consecutive_regional=latest.consecutive_regional if latest and settings.semantics != PR else 0)
         self.finished: dict[Task, States] = {}
         self.pending: dict[int, PendingCheckpoint] = {}  # checkpoint id -> not yet completed or aborted
+        self.leaked: set[int] = set()  # PR: disposed but never removed from the pending table (a store failure)
         self.sources_exhausted = False
         # what each task falls back to in a regional checkpoint: (states, ref id)
         self.fallback: dict[Task, tuple[States, int]] = {}
@@ -237,11 +240,13 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
         outcome.counter_before = self.counters.consecutive_regional  # other checkpoints may have ended since N's decision
         self.counters.completed(self.settings, kind)
         coord_state = pending.coordinator_snapshot or {}
-        if kind == REGIONAL and getattr(pending, "fallback_state", None) is not None:
+        if kind == REGIONAL and pending.fallback_state is not None:
             coord_state = pending.fallback_state
         checkpoint = completed_checkpoint(pending.checkpoint_id, kind, self.graph, entries, coord_state,
                                           self.counters.consecutive_regional, failed_regions=outcome.failed_regions,
                                           num_regions=self.num_regions)
+        if kind == REGIONAL and self.settings.semantics == PR:
+            checkpoint = unacknowledged_at_old_parallelism(self.graph, self.store, pending, checkpoint)
         subsumed, doomed = self.store.add(checkpoint)
         self._fallback_from(checkpoint)
         return outcome.completed_as(kind, checkpoint, counter=self.counters.consecutive_regional,

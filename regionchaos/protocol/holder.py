@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from .assignment import States, source_splits
 from .enumerator import SplitEnumerator
+from .gateway import Gateways
 from .topology import JobGraph, Task
 
 
@@ -26,6 +27,7 @@ class OperatorCoordinatorHolder:
         self.enumerator = enumerator
         self.source_operator = source_operator
         self.source_vertex = source_vertex
+        self.gateways = Gateways()
 
     def snapshot(self, checkpoint_id: int) -> dict | None:
         """The coordinator's state for checkpoint ``checkpoint_id`` (taken at the trigger)."""
@@ -58,11 +60,13 @@ class OperatorCoordinatorHolder:
         """A source subtask restarts from ``states`` (region failover): the splits it read since
         go back to the enumerator."""
         if self.enumerator is not None and task[0] == self.source_vertex:
+            self.gateways.reset(task[1])
             self.enumerator.add_splits_back(task[1], states[self.source_operator].elements)
 
     def reset_to_checkpoint(self, coordinator_state: dict, restored: dict[Task, States], graph: JobGraph) -> None:
         """Global restore: the enumerator rebuilt from its checkpointed state and the restored
         source subtasks' splits, at the source's parallelism in ``graph`` (the job restarted)."""
+        self.gateways.reset_all()
         if self.enumerator is not None:
             splits = source_splits(restored, self.source_vertex, self.source_operator)
             self.enumerator.reset_to_checkpoint(coordinator_state, splits, graph.vertex(self.source_vertex).parallelism)

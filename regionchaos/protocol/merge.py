@@ -22,6 +22,8 @@ state), so there every failed-region entry is a reference.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .assignment import States
 from .checkpoint import GLOBAL, CompletedCheckpoint
 from .state import OperatorSubtaskState
@@ -75,3 +77,21 @@ def completed_checkpoint(checkpoint_id: int, kind: str, graph: JobGraph,
         failed_regions=failed_regions,
         num_regions=num_regions,
     )
+
+
+def unacknowledged_at_old_parallelism(graph: JobGraph, store, pending, cp: CompletedCheckpoint) -> CompletedCheckpoint:
+    """PR: an operator none of whose subtasks acknowledged N has no OperatorState in the pending
+    checkpoint; the graft then builds one with the fallback checkpoint's parallelism, not the job's
+    (``RegionalCheckpointHandler.tryCompleteRegionalCheckpoint`` step 11, the ``lastState != null &&
+    currentState == null`` branch: ``new OperatorState(null, null, opId, lastState.getParallelism(),
+    lastState.getMaxParallelism())``, apache/flink 4e12013748c0af9c17eeafb5b6c28d1806f51973). After a
+    rescale N's metadata then names the old parallelism for it, with entries at the new indices."""
+    acked = {t[0] for t in pending.acks}
+    refs = {ref for _, ref in (pending.grafted or {}).values()}
+    last = store.get(max(refs)) if refs else None
+    if last is None:
+        return cp
+    old = {op: last.parallelism[op] for v, op in graph.operators() if v not in acked and op in last.parallelism}
+    if all(cp.parallelism[op] == p for op, p in old.items()):
+        return cp
+    return replace(cp, parallelism={**cp.parallelism, **old})

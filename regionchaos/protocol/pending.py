@@ -45,6 +45,7 @@ class PendingCheckpoint:
     marked_declined: set[Task] = field(default_factory=set)  # PR: silent at the timeout, marked declined
     acked_after_graft: set[Task] = field(default_factory=set)  # PR: their late ack overwrote the graft
     fallback_requests: int = 0  # region-fallback futures requested (the PR's decision can run again)
+    fallback_state: dict | None = None  # the source coordinator's region-fallback state, once served
 
     @classmethod
     def of_running_tasks(cls, checkpoint_id: int, graph: JobGraph, finished: dict[Task, States],

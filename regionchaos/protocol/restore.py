@@ -72,6 +72,19 @@ class PendingTable(_Base):
                              mutant=self.mutant)[1]
 
 
+    def complete_copy(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str):
+        """The CompletedCheckpoint N would be as ``kind``, built without completing it (the ``_metadata`` a
+        store failure then discards)."""
+        grafted = pending.grafted if pending.grafted is not None else self.fallback
+        entries, _ = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions, pending.acks, grafted,
+                                   kind, mutant=self.mutant)
+        coord_state = (pending.fallback_state if kind == REGIONAL and pending.fallback_state is not None
+                       else pending.coordinator_snapshot or {})
+        return completed_checkpoint(pending.checkpoint_id, kind, self.graph, entries, coord_state,
+                                    self.counters.consecutive_regional, failed_regions=outcome.failed_regions,
+                                    num_regions=self.num_regions)
+
+
 class Savepoints(_Base):
     def trigger_savepoint(self) -> PendingCheckpoint:
         """A savepoint: never forced, never final, and it leaves the forced flag alone

@@ -36,7 +36,14 @@ R_SAVEPOINT_DECLINED = "savepoint-declined"  # a savepoint takes the non-regiona
 # apache/flink 355184d69a8519d29937725c8d85e8465d7e3a90; ``CheckpointFailureReason.isCountedAgainstFailureThreshold``):
 R_FAILOVER = "job-failover-region"  # a failover aborts every pending checkpoint (``SchedulerBase.restoreState``)
 R_SUBSUMED = "checkpoint-subsumed"  # a newer checkpoint completed first (``dropSubsumedCheckpoints``)
-UNCOUNTED = (R_FAILOVER, R_SUBSUMED)
+# the job finished: ``CheckpointCoordinator.shutdown`` aborts what is still pending (a checkpoint triggered after the
+# final one completed, before its notifications finished the tasks): ``abortPendingAndQueuedCheckpoints``
+R_SHUTDOWN = "checkpoint-coordinator-shutdown"
+UNCOUNTED = (R_FAILOVER, R_SUBSUMED, R_SHUTDOWN)
+# the completed checkpoint store refused a finalized checkpoint: counted. The failure manager of the PR's 2.x base
+# counts it (``isCountedAgainstFailureThreshold``: ``case FINALIZE_CHECKPOINT_FAILURE: return true``, the newest
+# copy read; apache/flink 355184d69a8519d29937725c8d85e8465d7e3a90, an old one, ignored it; 00fed2be could not be read)
+R_FINALIZE = "finalize-checkpoint-failure"
 
 FLIP, PR = "flip", "pr"  # CoordinatorSettings.semantics
 

@@ -1,66 +1,60 @@
-"""A run's summary: the one builder of ``summary.json`` (DESIGN.md's contract).
+"""A run's summary: the one builder of ``summary.json`` (DESIGN.md's contract), from the run's `Judgement`.
 
-In:  what a run is (run id, scenario, mutant, replay line, where its prefix is), what the
-     emulation counted (its stats and drawn parameters; empty when it ran elsewhere, e.g.
-     ``spark_jobs/emulate.py`` on a cluster) and what the judge returned (``checks``,
-     ``verdict``, ``stats``, optionally ``error``).
-Out: `build_summary`: ``run_id, scenario, seed, mutant, backend, verdict, expect, checks, stats, drawn,
-     report, datadocs, storage, replay``, the recorded findings that apply to these settings
-     and, for the correct protocol, whether the run is as its scenario expects
-     (``as_expected``); ``error`` when the judge gave one.
+In:  the run's `Judgement` (`regionchaos.judge`: checks, verdict, findings, standing), what the run is (its
+     Scenario, replay line, where its prefix is), what the emulation counted (its stats and drawn parameters;
+     empty when it ran elsewhere, e.g. ``spark_jobs/emulate.py`` on a cluster), what the steps after the
+     judgement did (the report written or why not, Data Docs built or not, S3 traffic, wall seconds per
+     phase) and, for a run that crashed, its traceback and log.
+Out: `build_summary` -> ``run_id, scenario, seed, mutant, backend, verdict, expect, checks, stats, drawn,
+     report, datadocs, storage, replay``, the judgement's fields (failed and unknown invariants, failed rules
+     and what explains them, the recorded findings that apply and those that showed, the standing against
+     the scenario, ``as_expected`` for the correct protocol) and ``outcome`` (`regionchaos.judge.policy`:
+     kind, exit code, green, sentence); ``error`` when the run could not be judged.
 
-Every path that sums up one run comes here (`regionchaos.runner`: a deep run, a run judged
-after it was emulated elsewhere, a run that crashed), so ``summary.json`` has one shape.
+Every path that sums up one run comes here (`regionchaos.runner`: a deep run, a run judged after it was
+emulated elsewhere, a run that crashed), once per run, so ``summary.json`` has one shape and is written once.
+What is learnt about a run later (the Airflow DAG run that made it) is stored beside it, never in it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .verdict import Verdict
+from ..judge import Judgement, run_outcome
 
 
-def build_summary(run_id: str, scenario, mutant: str | None, *, stats: dict, drawn: dict, validation: dict,
-                  config, replay: str) -> dict:
-    """The summary of one judged (or crashed: `unknown_result`) run. ``stats``: the emulation's
+def build_summary(judged: Judgement, scenario, *, config, replay: str, stats: dict, drawn: dict,
+                  report_error: str | None = None, report: bool = True, datadocs: bool = True,
+                  more_stats: dict | None = None, crash: dict | None = None) -> dict[str, Any]:
+    """The summary of one judged (or crashed: `regionchaos.judge.crashed`) run. ``stats``: the emulation's
     counts; when it ran elsewhere (empty) the judge's own reading of the history stands in
-    (``validation.stats.history_counts``), so the counts are there either way."""
-    checks = validation.get("checks", [])
-    verdict = validation.get("verdict", Verdict.UNKNOWN.value)
-    judged_stats = validation.get("stats", {})
-    merged = dict(stats) or dict(judged_stats.get("history_counts") or {})
-    merged.update(judged_stats)
-    base = f"s3://{config.bucket}/{config.prefix}/{run_id}"
+    (``history_counts``), so the counts are there either way. ``report``: a report was written (else, or
+    with ``report_error``, ``report`` is None: never an address of a page that was not written);
+    ``datadocs``: GX's Data Docs were built; ``more_stats``: what the steps after the judgement counted
+    (S3 traffic, wall seconds); ``crash``: ``traceback`` and ``error_log`` of a run that raised."""
+    merged = dict(stats) or dict(judged.stats.get("history_counts") or {})
+    merged.update(judged.stats)
+    if judged.wall_seconds:  # read, tables, gx_setup, gx_validate, gx_datadocs, upload
+        merged["wall_seconds_validate"] = judged.wall_seconds
+    merged.update(more_stats or {})
+    base = f"s3://{config.bucket}/{config.prefix}/{judged.run_id}"
     return {
-        **expectation_of(scenario, mutant, verdict, checks),
-        "run_id": run_id,
+        **judged.fields(),
+        "run_id": judged.run_id,
         "scenario": scenario.name,
         "seed": scenario.seed,
-        "mutant": mutant,
+        "mutant": judged.mutant,
         "backend": scenario.backend,
-        "verdict": verdict,
         "expect": scenario.expect.model_dump(),
-        "checks": checks,
+        "checks": judged.checks,
         "stats": merged,
         "drawn": drawn,
-        "report": f"{base}/report/index.html",
-        "datadocs": f"{base}/datadocs/index.html",
-        "storage": {"endpoint_url": config.endpoint_url, "bucket": config.bucket, "prefix": f"{config.prefix}/{run_id}"},
+        "report": f"{base}/report/index.html" if report and report_error is None else None,
+        **({"report_error": report_error} if report_error else {}),
+        "datadocs": f"{base}/datadocs/index.html" if datadocs else None,
+        "storage": {"endpoint_url": config.endpoint_url, "bucket": config.bucket,
+                    "prefix": f"{config.prefix}/{judged.run_id}"},
         "replay": replay,
-        **({"error": validation["error"]} if validation.get("error") else {}),
+        "outcome": run_outcome(judged).as_dict(),
+        **(crash or {}),
     }
-
-
-def expectation_of(scenario, mutant: str | None, verdict: str, checks: list[dict]) -> dict[str, Any]:
-    """The recorded findings that apply to these settings and whether the run is as its scenario
-    expects (findings.meets_expectation; not judged for a mutant, which is meant to fail)."""
-    from .. import findings
-
-    applying = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario)),
-                 "rules": list(f.rules_for(scenario))} for f in findings.applicable(scenario)]
-    if mutant:
-        return {"findings": applying}
-    shows = findings.outcome(checks)
-    ok, why = findings.meets_expectation(scenario, verdict, shows["failed"], shows["unknown"],
-                                         failed_rules=shows["failed_rules"], explained=shows["explained"])
-    return {"findings": applying, "as_expected": {"ok": ok, "why": why}}

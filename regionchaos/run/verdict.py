@@ -1,12 +1,12 @@
-"""What a run ends as: its verdict, how verdicts merge, and the exit code each one gives.
+"""A run's verdict words, how verdicts merge, and the exit codes a run can end with.
 
-In:  verdicts (``"valid"``, ``"invalid"``, ``"unknown"``), check results' ``success``
-     (True / False / None), a summary or a judged result (any dict with a ``verdict``).
+In:  verdicts (``"valid"``, ``"invalid"``, ``"unknown"``) and check results' ``success``
+     (True / False / None).
 Out: ``Verdict.merge`` (false > unknown > true: one failure makes the whole invalid, else one
-     unknown makes it unknown, and nothing at all is unknown, never valid), ``exit_code``
-     (0 valid, 1 invalid, 3 unknown or no verdict; 2 is bad input, decided before any run),
-     ``unknown_result`` (the one judged result of a run that could not be judged) and ``NOT_APPLICABLE``
-     (the ``state`` of a check whose suite does not apply to the run's backend: neither passed nor failed).
+     unknown makes it unknown, and nothing at all is unknown, never valid), ``ExitCode`` (the four
+     codes and what each means; which code a run gets is the outcome policy's choice,
+     `regionchaos.judge.policy`) and ``NOT_APPLICABLE`` (the ``state`` of a check whose suite does not
+     apply to the run's backend: neither passed nor failed).
 
 Verdicts stay plain strings in every dict this returns, so JSON, YAML and the plugin's
 pydantic models see exactly what they saw before this module existed.
@@ -35,10 +35,11 @@ class ExitCode(IntEnum):
 
 
 _MEANINGS = {
-    ExitCode.VALID: "valid",  # every invariant was checked and held
-    ExitCode.INVALID: "invariant violated",  # at least one invariant's check failed
+    ExitCode.VALID: "valid, or a declared finding where its scenario allows it",
+    ExitCode.INVALID: "an invariant violated that no finding explains, a finding's scenario that no longer "
+                      "fails, or a mutant (caught or not)",
     ExitCode.BAD_INPUT: "bad input",  # an option or scenario field was refused; nothing was written
-    ExitCode.UNKNOWN: "infrastructure error / unknown",  # a check did not run, or the run crashed
+    ExitCode.UNKNOWN: "unknown / infrastructure error",  # a check did not run, or the run crashed
 }
 
 
@@ -50,7 +51,7 @@ class Verdict(StrEnum):
     @classmethod
     def of_success(cls, success) -> str:
         """A check's ``success`` as a verdict: False invalid, None (no result) unknown, else valid
-        (as `regionchaos.validate.merge_verdict` has always read it)."""
+        (as `regionchaos.judge.checks.merge_verdict` reads it)."""
         if success is False:
             return cls.INVALID.value
         return cls.UNKNOWN.value if success is None else cls.VALID.value
@@ -65,16 +66,3 @@ class Verdict(StrEnum):
 
 _RANK = {Verdict.VALID.value: 0, Verdict.UNKNOWN.value: 1, Verdict.INVALID.value: 2}
 _BY_RANK = {rank: verdict for verdict, rank in _RANK.items()}
-_EXIT_OF = {Verdict.VALID.value: ExitCode.VALID, Verdict.INVALID.value: ExitCode.INVALID}
-
-
-def exit_code(summary_or_result: dict) -> ExitCode:
-    """The exit code of a run's summary (or a judged result): its ``verdict``'s, and unknown
-    (3) for an unknown, missing or unrecognised verdict."""
-    return _EXIT_OF.get(summary_or_result.get("verdict"), ExitCode.UNKNOWN)
-
-
-def unknown_result(error: str) -> dict:
-    """The judged result of a run that could not be judged (it crashed, or validation did):
-    no checks, verdict unknown, and why."""
-    return {"checks": [], "verdict": Verdict.UNKNOWN.value, "error": error}

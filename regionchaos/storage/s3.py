@@ -141,6 +141,20 @@ class StorageConfig(pydantic.BaseModel):
         return f"{self.prefix.strip('/')}/{run_id}/"
 
 
+_CLIENTS: dict[StorageConfig, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def cached_client(config: StorageConfig) -> Any:
+    """One boto3 client per process and config, so a task's requests share its connection
+    pool (`StorageConfig.client` makes a new client, cheap since it comes from a kept session);
+    clients are thread-safe."""
+    with _CLIENTS_LOCK:
+        if config not in _CLIENTS:
+            _CLIENTS[config] = config.client()
+        return _CLIENTS[config]
+
+
 def check_bucket(config: StorageConfig) -> None:
     """Probe the endpoint and bucket once with HeadBucket; creates nothing.
 

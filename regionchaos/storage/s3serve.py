@@ -9,9 +9,10 @@ Out: S3 served on that socket until stdin reaches its end (the parent stopped it
      backend to disk, which needs the backend there).
 
 Why a process of its own: moto's request handling is Python, and in the run's process it took the same
-interpreter lock as the emulation, reading the run back and GX (bench/results/probes/README.md, 29th session:
+interpreter lock as the emulation, reading the run back and GX (bench/results/probes/README.md:
 ``large``'s validation 47.1 s against 50.4-51.4 s with the server on a thread). This file imports only the standard
-library and moto (not this package), so the child serves a few tenths of a second after it starts.
+library and moto (not this package), so the child serves a few tenths of a second after it starts; moto and
+werkzeug are imported inside the functions that serve, so the parent, which imports this module, never loads them.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ One module a job, each importing only those above it:
   `region_rule`, the job's operators (`OPERATOR_MODE`), digests, redistribution and truth rows;
 - `spark` (to pandas/Arrow/Spark): `frame_of`, `build_frames`, `compact_strings`, `arrow_schema`,
   `arrow_table`, `to_spark`, `rows_to_spark`, `load_tables`, `union_tables`, spilling to Parquet
-  (`spill_directory`, `spill_possible`, `SPILL_MIN_ROWS`), `warm_up` (a fresh JVM's first conversions);
-- `cache`: the last run's frames (`remember_frames`, `cached_frames`) for the report after validation.
+  (`spill_directory`, `spill_possible`, `SPILL_MIN_ROWS`), `warm_up` (a fresh JVM's first conversions).
 
 Re-exported here: the names callers use (`from regionchaos import tables`); anything else by
 its module (`regionchaos.tables.spark.SPILL_MIN_ROWS`).
@@ -26,12 +25,11 @@ its module (`regionchaos.tables.spark.SPILL_MIN_ROWS`).
 from __future__ import annotations
 
 from .artifacts import RunArtifacts, read_run
-from .cache import cached_frames, remember_frames
 from .rows import OPERATOR_MODE, build_rows
 from .schemas import SCHEMAS, TABLES, column_names
 from .spark import arrow_schema, arrow_table, build_frames, compact_strings, frame_of, load_tables, rows_to_spark, \
     spill_directory, to_spark, warm_up
 
 __all__ = ["OPERATOR_MODE", "SCHEMAS", "TABLES", "RunArtifacts", "arrow_schema", "arrow_table", "build_frames",
-           "build_rows", "cached_frames", "column_names", "compact_strings", "frame_of", "load_tables", "read_run",
-           "remember_frames", "rows_to_spark", "spill_directory", "to_spark", "warm_up"]
+           "build_rows", "column_names", "compact_strings", "frame_of", "load_tables", "read_run", "rows_to_spark",
+           "spill_directory", "to_spark", "warm_up"]

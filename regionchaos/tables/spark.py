@@ -6,17 +6,23 @@ Out: `frame_of` / `build_frames` (pandas), `compact_strings` (a big run's frames
      (Spark DataFrames with the declared schema, `SCHEMAS`), `union_tables` (many runs' tables in one set);
      `spill_directory` / `spill_possible`: where big tables go as Parquet files on a local master;
      `warm_up`: the conversion's first, slow time in a fresh JVM, spent on one row per table.
+
+pyspark's types are imported inside the functions that build DataFrames: a module that only needs the
+pandas or Arrow forms (the report, the swarm's tasks) does not import pyspark.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..gcpause import paused
 from .artifacts import RunArtifacts, read_run
@@ -41,7 +47,7 @@ def compact_strings(frame: pd.DataFrame) -> pd.DataFrame:
     resident after the history is freed. Made once per distinct value after the history is dropped, they fill
     a few arenas, and `regionchaos.gcpause.release_memory` can hand the rest back: on `large` the driver held
     1,000 MiB when the judge began and 1,186 at the end, 807 and 1,000 with the text compacted
-    (bench/results/probes/README.md, 38th session)."""
+    (bench/results/probes/README.md)."""
     for name in frame.columns:
         column = frame[name]
         if column.dtype != object:
@@ -110,9 +116,6 @@ def _spill(spark, name: str, table, directory: str):
 
 def _spill_parts(spark, name: str, parts: Iterable, directory: str):
     """`_spill` of a table given as Arrow parts, one Parquet file (one Spark partition) each, in order."""
-    import os
-
-    import pyarrow.parquet as pq
     from pyspark.sql.types import _parse_datatype_string
 
     path = os.path.join(directory, name)
@@ -154,8 +157,6 @@ def rows_to_spark(spark, name: str, rows: list[tuple], *, spill_dir: str | None 
 def arrow_schema(name: str):
     """The Arrow schema of table ``name`` (`SCHEMAS`; ``array<int|bigint>`` as lists). Built once per
     table and process: the swarm converts every seed's 18 tables (an Arrow schema is immutable)."""
-    import pyarrow as pa
-
     def arrow_type(ddl: str):
         if ddl.startswith("array<"):
             return pa.list_(arrow_type(ddl[len("array<"):-1]))
@@ -167,8 +168,6 @@ def arrow_schema(name: str):
 @functools.cache
 def _arrow_struct(name: str):
     """`arrow_schema` as one struct type: the type `arrow_table` converts a table's rows to."""
-    import pyarrow as pa
-
     return pa.struct(list(arrow_schema(name)))
 
 
@@ -182,8 +181,6 @@ def arrow_table(name: str, rows: list[tuple]):
     the same values and types, 3-4 times faster on a big table (entries of 300,000 rows: 0.13-0.22 s
     against 0.50-0.66) and 0.8 ms less a swarm seed (18 small tables: 1.1-1.2 ms against 1.9-2.0),
     where a column's own conversion cost more than its values (bench/results/probes/README.md)."""
-    import pyarrow as pa
-
     return pa.Table.from_struct_array(pa.array(rows, type=_arrow_struct(name)))
 
 
@@ -213,8 +210,6 @@ def to_spark(spark, name: str, frame: pd.DataFrame, *, spill_dir: str | None = N
         elif typ == "boolean":
             frame[col] = frame[col].astype("object")
     if spill:
-        import pyarrow as pa
-
         return _spill(spark, name, pa.Table.from_pandas(frame, schema=arrow_schema(name), preserve_index=False,
                                                         safe=True), spill_dir)
     df = spark.createDataFrame(frame, schema)
@@ -225,7 +220,7 @@ def warm_up(spark) -> None:
     """`to_spark` of one all-null row of every table, the DataFrames thrown away (no view, no job): a fresh
     JVM's first conversions load and compile the Arrow path, which made a deep ``smoke`` run's 18 tables take
     2.0-2.4 s instead of 0.4-0.9 s (bench/results/probes/README.md). Run where the JVM is otherwise idle
-    (`regionchaos.validate.GXValidator.build_in_background`: while a run is emulated)."""
+    (`regionchaos.judge.engine.GXValidator.build_in_background`: while a run is emulated)."""
     for name in TABLES:
         to_spark(spark, name, pd.DataFrame([{col: None for col in column_names(name)}]))
 

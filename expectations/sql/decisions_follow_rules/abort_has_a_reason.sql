@@ -5,6 +5,8 @@
 -- checkpoint's responses and need no failed subtask: 'job-failover-region' (a failover aborts every pending
 -- checkpoint, PROTOCOL.md section 5) holds when a restart follows at the same emulated instant with no trigger
 -- in between; 'checkpoint-subsumed' when a newer checkpoint completed at that instant, before the abort.
+-- 'finalize-checkpoint-failure' holds when the history records the completed checkpoint store refusing it;
+-- 'checkpoint-coordinator-shutdown' when the job finished (its coordinator shut down, aborting what was pending).
 WITH prior AS (
   SELECT a.run_id, a.checkpoint_id, count(b.checkpoint_id) AS n
   FROM rc_checkpoints a LEFT JOIN rc_checkpoints b
@@ -24,6 +26,9 @@ restart AS (  -- each abort: does a restart follow at its instant before any tri
   WHERE d.kind = 'checkpoint_decided'
   GROUP BY d.run_id, d.checkpoint_id
 ),
+refused AS (
+  SELECT DISTINCT run_id, checkpoint_id FROM rc_events WHERE kind = 'store_failed'
+),
 newer AS (  -- each abort: did a newer checkpoint complete at its instant, before it
   SELECT d.run_id, d.checkpoint_id, count(n.checkpoint_id) AS completed
   FROM timed d JOIN timed n ON n.run_id = d.run_id AND n.kind = 'checkpoint_completed' AND n.seq < d.seq
@@ -40,9 +45,11 @@ JOIN {batch} r ON r.run_id = c.run_id
 JOIN prior ON prior.run_id = c.run_id AND prior.checkpoint_id = c.checkpoint_id
 LEFT JOIN restart ON restart.run_id = c.run_id AND restart.checkpoint_id = c.checkpoint_id
 LEFT JOIN newer ON newer.run_id = c.run_id AND newer.checkpoint_id = c.checkpoint_id
+LEFT JOIN refused ON refused.run_id = c.run_id AND refused.checkpoint_id = c.checkpoint_id
 WHERE c.status = 'ABORTED'
   AND ((c.failed_region_count = 0 AND c.declined_count = 0 AND c.timed_out_count = 0
-        AND coalesce(c.reason, '') NOT IN ('job-failover-region', 'checkpoint-subsumed'))
+        AND coalesce(c.reason, '') NOT IN ('job-failover-region', 'checkpoint-subsumed', 'finalize-checkpoint-failure',
+                                        'checkpoint-coordinator-shutdown'))
        OR NOT coalesce(CASE c.reason
             WHEN 'regional-checkpoints-disabled' THEN NOT r.region_enabled
             WHEN 'single-region' THEN c.num_regions = 1
@@ -56,4 +63,6 @@ WHERE c.status = 'ABORTED'
             WHEN 'job-failover-region' THEN restart.restart_seq IS NOT NULL
                                             AND (restart.trigger_seq IS NULL OR restart.trigger_seq > restart.restart_seq)
             WHEN 'checkpoint-subsumed' THEN newer.completed > 0
+            WHEN 'checkpoint-coordinator-shutdown' THEN r.job_finished
+            WHEN 'finalize-checkpoint-failure' THEN refused.checkpoint_id IS NOT NULL
             ELSE false END, false))

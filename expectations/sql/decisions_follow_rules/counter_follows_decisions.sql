@@ -17,7 +17,8 @@ f AS (
 ),
 x AS (
   SELECT d.*, r.forced_global_policy,
-         coalesce(d.reason IN ('job-failover-region', 'checkpoint-subsumed'), false) AS uncounted,
+         coalesce(d.reason IN ('job-failover-region', 'checkpoint-subsumed', 'checkpoint-coordinator-shutdown'), false)
+           AS uncounted,
          CASE WHEN f.failovers > 0 THEN coalesce(rec.consecutive_regional, 0) ELSE coalesce(d.prev_after, 0) END AS expected_before
   FROM d JOIN {batch} r ON r.run_id = d.run_id
   JOIN f ON f.run_id = d.run_id AND f.checkpoint_id = d.checkpoint_id

@@ -13,7 +13,8 @@
 -- regions, so a coordinator that maps tasks to the wrong regions (and says so consistently in its own
 -- decision) is caught here, against the task record and the topology (mutation testing found this gap).
 -- Aborts taken before every response was in are no such decision and name the failures seen so far: a
--- failover's ('job-failover-region'), a subsumption's ('checkpoint-subsumed'), and with regional checkpoints
+-- failover's ('job-failover-region'), a subsumption's ('checkpoint-subsumed'), the coordinator's shutdown at
+-- the job's end ('checkpoint-coordinator-shutdown'), and with regional checkpoints
 -- off the first decline's ('regional-checkpoints-disabled', 'savepoint-declined').
 WITH timed AS (
   SELECT run_id, checkpoint_id, kind, CAST(get_json_object(detail, '$.time_ms') AS BIGINT) AS time_ms
@@ -78,5 +79,5 @@ FROM rc_checkpoints c
 JOIN {batch} r ON r.run_id = c.run_id
 JOIN failing f ON f.run_id = c.run_id AND f.checkpoint_id = c.checkpoint_id
 WHERE c.failed_regions IS NOT NULL AND NOT (sort_array(c.failed_regions) <=> f.regions)
-  AND coalesce(c.reason, '') NOT IN ('job-failover-region', 'checkpoint-subsumed', 'regional-checkpoints-disabled',
-                                     'savepoint-declined')
+  AND coalesce(c.reason, '') NOT IN ('job-failover-region', 'checkpoint-subsumed', 'checkpoint-coordinator-shutdown',
+                                     'regional-checkpoints-disabled', 'savepoint-declined')

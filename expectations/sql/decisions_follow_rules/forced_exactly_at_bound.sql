@@ -4,13 +4,13 @@
 -- global (PROTOCOL.md section 6; the PR forces it, checkAllSourcesFinishedAndForceGlobal, where the FLIP's
 -- coordinator aborts a REGIONAL final one instead). The flag is read when N is decided, not when it was
 -- triggered: the counter it is judged against is the one the decision read (counter_at_decision); a checkpoint
--- aborted before any decision (a failover's or a subsumption's abort) was never judged forced or not.
+-- aborted before any decision (a failover's, a subsumption's or the shutdown's abort) was never judged forced or not.
 SELECT c.run_id, c.checkpoint_id, NULL AS region, NULL AS subtask, NULL AS operator, NULL AS split,
        concat(CASE WHEN c.forced_global THEN 'forced global' ELSE 'not forced' END,
               ' with counter ', c.decision_counter, ' and max-consecutive-failures ', r.max_consecutive_failures) AS detail
 FROM (
   SELECT c.*, coalesce(CAST(get_json_object(ev.detail, '$.counter_at_decision') AS INT),
-                       CASE WHEN c.reason IN ('job-failover-region', 'checkpoint-subsumed') THEN NULL
+                       CASE WHEN c.reason IN ('job-failover-region', 'checkpoint-subsumed', 'checkpoint-coordinator-shutdown') THEN NULL
                             ELSE c.counter_before END) AS decision_counter
   FROM rc_checkpoints c
   LEFT JOIN rc_events ev ON ev.run_id = c.run_id AND ev.seq = c.decided_seq

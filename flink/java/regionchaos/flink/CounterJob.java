@@ -17,7 +17,7 @@ import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.
 import org.apache.flink.util.Collector;
 
 /**
- * The real-Flink workload of regionchaos (issue 31): a bounded sequence -> keyBy -> keyed counter -> FileSink.
+ * The real-Flink workload of regionchaos: a bounded sequence -> keyBy -> keyed counter -> FileSink.
  *
  * In:  program arguments {@code --records N --keys K --rate R --output DIR}: the source emits the
  *      sequence 0..N-1 (split by Flink among the source's subtasks), at most R records per second in
