@@ -58,7 +58,7 @@ def summaries(judge_pool) -> dict[str, dict]:
     out = {}
     for case, (scenario, graph, reps, drift, interleavings) in EXPLORED.items():
         out[case] = summarize("forced-global-tier2", CASES[case], scenario, None, N, graph,
-                              collect(reps, judged, drift, interleavings))
+                              collect(reps, judged, drift, interleavings, None))
     return out
 
 

@@ -77,7 +77,7 @@ def naive(scenario, n: int):
 def test_naive_enumeration_reaches_the_same_signatures_and_each_has_one_future(overrides, n):
     scenario = load(TIER2, overrides=overrides)
     successors, reached = naive(scenario, n)
-    graph = search(scenario, None, n, cover=0)
+    graph = search(scenario, None, n, kinds=0)
     assert {node.sig for node in graph.nodes} == reached  # the same states, with the reduced actions
     assert not graph.full
     split = {sig: len(set(futures)) for sig, futures in successors.items() if len(set(futures)) > 1}
@@ -102,7 +102,7 @@ AUDITED = {
 @pytest.mark.parametrize("name", sorted(AUDITED))
 def test_the_audit_finds_no_two_runs_of_one_state_with_different_futures(name):
     overrides, n = AUDITED[name]
-    graph = search(load(TIER2, overrides=overrides), None, n, audit=n - 1, cover=0)
+    graph = search(load(TIER2, overrides=overrides), None, n, audit=n - 1, kinds=0)
     assert not graph.mismatches, graph.mismatches[:3]
     assert len(graph.nodes) > 3
 
@@ -138,9 +138,9 @@ def test_leaving_out_any_field_merges_runs_whose_futures_differ(field):
     other states (on the remaining fields) or other violations than with the whole signature."""
     overrides, mutant, n = WITNESSES[field]
     scenario = load(TIER2, overrides=overrides)
-    whole = search(scenario, mutant, n, cover=0, audit=n - 1)
+    whole = search(scenario, mutant, n, kinds=0, audit=n - 1)
     assert not whole.mismatches  # the whole signature holds here
-    cut = search(scenario, mutant, n, cover=0, audit=n - 1, without=frozenset({field}))
+    cut = search(scenario, mutant, n, kinds=0, audit=n - 1, without=frozenset({field}))
     violations = lambda g: {r: len(g.path(t.parent)) for r, t in g.violations.items()}  # noqa: E731
     assert (cut.mismatches or _first_depths(cut, field) != _first_depths(whole, field)
             or violations(cut) != violations(whole)), f"leaving out {field} changed nothing within {n} attempts"

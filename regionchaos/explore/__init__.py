@@ -35,7 +35,7 @@ def explore(scenario_ref: str, *, overrides: dict[str, Any] | None = None, mutan
     refuse(scenario, max_checkpoints)
     graph = search(scenario, mutant, max_checkpoints, progress=progress)
     if spark is None:
-        from ..validate import judging_session
+        from ..judge.engine import judging_session
 
         spark = judging_session()
     reps = representatives(graph, scenario)

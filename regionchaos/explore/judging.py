@@ -3,10 +3,11 @@
 In:  the search's `Graph`, the scenario it explored (with the reference and ``--set`` overrides that name it on the
      command line), the mutant, and a Spark session (the judge's).
 Out: `representatives(...)`: one pinned schedule per distinct state (the first path that reached it), per explorer
-     predicate its first violating transition, and per probe (`Graph.probes`); `judge(...) -> Judged`: each one
+     predicate its first violating transition, and per kind of step from each state (`Graph.kinds`: a wrong
+     decision that lands in a state reached before is judged there); `judge(...) -> Judged`: each one
      emulated in memory (`regionchaos.runner.emulate_in_memory`, the swarm's fast path), the decisions and restores
      its history shows compared with the ones the model predicted (`conformance`), and all of them judged by ONE
-     pass of the GX suites (`regionchaos.swarm.judge_rows`, the swarm's and the shrinker's call).
+     pass of the GX suites (`regionchaos.judge.runs.judge_rows`, the shrinker's way in): a `Judgement` each.
 
 A representative is a scenario file as `regionchaos pin` writes one: the explored scenario with ``checkpoints`` =
 the path's attempts and ``faults.schedule`` = its choices (each attempt's responses and fault as explicit
@@ -21,20 +22,19 @@ from typing import Any
 
 from .. import runner
 from .. import tables as tables_mod
-from ..findings import allowed_rules, applicable, outcome, unexplained
 from ..history import Kind
-from ..run import unknown_result
-from ..scenario import INVARIANTS, Scenario, from_dict
+from ..judge import Judgement, crashed
+from ..scenario import Scenario, from_dict
 from .scope import Action
 from .search import Graph, Transition
 
-KINDS = ("state", "violation", "probe")  # why a schedule was judged, in the order a counterexample prefers
+KINDS = ("state", "violation", "kind")  # why a schedule was judged, in the order a counterexample prefers
 
 
 @dataclass
 class Representative:
     kind: str
-    node: int  # the state it reaches (its parent's, for a violation or a probe that reached no new state)
+    node: int  # the state it reaches
     actions: list[Action]
     predicted: list[tuple]
     scenario: Scenario
@@ -56,7 +56,7 @@ class Representative:
 @dataclass
 class Judged:
     reps: list[Representative]
-    results: dict[str, dict]  # run id -> {"verdict", "failed", "failed_rules", "explained", "unknown", "error"?}
+    results: dict[str, Judgement]  # run id -> its judgement
     drift: list[str] = field(default_factory=list)  # representatives whose emulation decided otherwise than the model
     interleavings: dict[str, int] = field(default_factory=dict)  # kind -> representatives in which it happened
     emulate_seconds: float = 0.0
@@ -89,9 +89,9 @@ def representatives(graph: Graph, scenario: Scenario) -> list[Representative]:
     for node in range(1, len(graph.nodes)):
         add("state", node, graph.path(node), graph.log(node))
     transitions: list[tuple[str, Transition]] = [("violation", t) for t in graph.violations.values()]
-    transitions += [("probe", t) for t in graph.probes]
+    transitions += [("kind", t) for t in graph.kinds]
     for kind, t in transitions:
-        add(kind, t.into if t.into is not None else t.parent, [*graph.path(t.parent), t.action],
+        add(kind, t.into, [*graph.path(t.parent), t.action],
             [*graph.log(t.parent), *t.step.log])
     return out
 
@@ -142,7 +142,7 @@ def checked(rep: Representative, result, drift: list[str], interleavings: dict[s
 
 def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
     """Emulate every representative in memory, check it against the model, and judge all in ONE GX pass."""
-    from ..swarm import judge_rows
+    from ..judge.runs import judge_rows
 
     started = time.perf_counter()
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
@@ -159,35 +159,25 @@ def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
             record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
         records.append(record)
     emulated = time.perf_counter()
-    try:
-        judged = judge_rows(spark, rows, records) if records else {}
-    except Exception as exc:  # noqa: BLE001 - nothing judged: every representative unknown, never valid
-        judged = {r["run_id"]: unknown_result(f"validate failed: {type(exc).__name__}: {exc}") for r in records}
-    errors = {r["run_id"]: r["error"] for r in records if "error" in r}
-    out = collect(reps, judged, drift, interleavings, errors)
+    scenario_of = {rep.run_id: rep.scenario for rep in reps}
+    judged = judge_rows(spark, rows, records, scenario_of=lambda record: scenario_of[record["run_id"]],
+                        mutant=mutant) if records else {}
+    out = collect(reps, judged, drift, interleavings, mutant)
     out.emulate_seconds, out.judge_seconds = round(emulated - started, 2), round(time.perf_counter() - emulated, 2)
     return out
 
 
-def collect(reps: list[Representative], judged: dict[str, dict], drift: list[str], interleavings: dict[str, int],
-            errors: dict[str, str] | None = None) -> Judged:
-    """The judged results (run id -> {"checks", "verdict"}, from any one GX pass) of the representatives, as what
-    each run shows (`regionchaos.findings.outcome`); a run without a result is unknown on every invariant."""
-    results = {}
-    for rep in reps:
-        res = judged.get(rep.run_id) or unknown_result((errors or {}).get(rep.run_id, "no result"))
-        results[rep.run_id] = {"verdict": res["verdict"], **outcome(res["checks"]),
-                               **({"error": res["error"]} if res.get("error") else {})}
-        if not res["checks"]:  # no check ran: every invariant unknown
-            results[rep.run_id]["unknown"] = list(INVARIANTS)
+def collect(reps: list[Representative], judged: dict[str, Judgement], drift: list[str], interleavings: dict[str, int],
+            mutant: str | None) -> Judged:
+    """The representatives' judgements from any one GX pass (run id -> `Judgement`); a run without one is unknown."""
+    results = {rep.run_id: judged.get(rep.run_id) or crashed(rep.run_id, "no result", scenario=rep.scenario,
+                                                              mutant=mutant) for rep in reps}
     return Judged(reps, results, drift, interleavings)
 
 
-def declared(rep: Representative, result: dict, invariant: str) -> list[str] | None:
-    """The findings that explain ``rep``'s failure of ``invariant`` (every failed rule of it declared by a finding
-    that applies and every violation explained by its mechanism, `regionchaos.findings`), or None if any is not."""
-    rules = [r for r in result["failed_rules"] if r.split(".", 1)[0] == invariant]
-    allowed = allowed_rules(rep.scenario)
-    if not rules or any(r not in allowed or unexplained(rep.scenario, r, result.get("explained")) for r in rules):
+def declared(judgement: Judgement, invariant: str) -> list[str] | None:
+    """The recorded findings that explain a run's failure of ``invariant`` (the judge's standing: no violation
+    that no finding explains), or None when the run stands as a violation."""
+    if judgement.standing == "violation":
         return None
-    return sorted({f.id for f in applicable(rep.scenario) for r in rules if r in f.rules_for(rep.scenario)})
+    return sorted({f["id"] for f in judgement.findings_shown for r in f["rules"] if r.startswith(invariant + ".")})

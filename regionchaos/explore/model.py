@@ -70,10 +70,14 @@ class Attempt:
 @dataclass
 class Step:
     """What one step did: ``log`` the decisions and restores in order (`judging.conformance` compares them with
-    the real emulation's history), ``completions`` per completed checkpoint (REGIONAL streak, ref-chain depth)."""
+    the real emulation's history), ``completions`` per completed checkpoint (REGIONAL streak, ref-chain depth),
+    ``shape`` the same without ids and with what a decision read and a failure interrupted: each decision's
+    status, reason, forced flag, failed and timed-out regions, counter moves and job failure; each restore with
+    the phases of the checkpoints pending when it came (the kinds of step `regionchaos.explore.search` judges)."""
 
     log: list[tuple] = field(default_factory=list)
     completions: list[tuple[int, int]] = field(default_factory=list)
+    shape: list[tuple] = field(default_factory=list)
 
 
 class Model:
@@ -192,6 +196,12 @@ class Model:
 
     def _log(self, *entry) -> None:
         self.step_out.log.append(entry)
+
+    def _shape(self, *entry) -> None:
+        self.step_out.shape.append(entry)
+
+    def _phases(self) -> tuple[str, ...]:
+        return tuple(sorted(p.phase for p in self.coord.pending.values()))
 
     # -- the run (`regionchaos.emulator.Emulation`) ----------------------------------------------
 
@@ -422,6 +432,9 @@ class Model:
 
     def _decided(self, o: CheckpointOutcome) -> None:
         self._log("decided", o.checkpoint_id, o.status, o.reason, o.counter_before, o.counter_after)
+        cap = self.settings.max_consecutive_failures + 1
+        self._shape("decided", o.status, o.reason, o.forced_global, len(o.failed_regions), len(o.timed_out),
+                    min(o.counter_before, cap), min(o.counter_after, cap), o.job_failed)
 
     def _completed(self, checkpoint: CompletedCheckpoint) -> None:
         """A completion: its metadata on storage, its ref-chain depth (flip_bounds' definition: the longest
@@ -481,6 +494,7 @@ class Model:
             return False
         self.crashed_in.add(attempt.index)
         cid, pending = attempt.checkpoint_id, attempt.pending
+        self._shape("crash_before_metadata", kind)
         if kind is not None and self.mutant == "metadata-before-state":
             outcome = self.coord.complete(pending, pending.decision, kind)
             self._decided(outcome)
@@ -528,6 +542,7 @@ class Model:
         if coord.store.latest() is None or not self._embarrassingly_parallel():
             self._global_restore(None)
             return
+        self._shape("region_failover", self._phases())
         self._abort_pending()
         coord.restore_region(region)
         self._log("region_failover", region, coord.store.latest().checkpoint_id)
@@ -543,6 +558,7 @@ class Model:
 
     def _global_restore(self, parallelism: int | None, *, rescale: bool = False) -> None:
         """`Failover.global_restore` (and `Failover.rescale`, whose caller checked for a completed checkpoint)."""
+        self._shape("global_restore", self._phases(), rescale)
         self._abort_pending()
         coord = self.coord
         if coord.store.latest() is None:
@@ -573,6 +589,7 @@ class Model:
 
     def _jobmanager_failover(self) -> None:
         """`Failover.jobmanager_failover`: a new coordinator from what is on storage."""
+        self._shape("jobmanager_failover", self._phases())
         for cid in sorted(self.coord.pending):  # in memory only: never completed, never aborted
             self._log("voided", cid)
         next_id = self.coord.next_checkpoint_id

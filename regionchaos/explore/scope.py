@@ -200,24 +200,24 @@ class Choices:
         return out
 
     def probes(self, graph: JobGraph, regions: dict[Task, int]) -> list[Action]:
-        """One action per fault kind and instant, for the judged runs to exercise what the signature merges (a
-        failover while the fallback is pending and one while the metadata is written reach the same state, but
-        their data differ): each enabled failure kind on its first target, between checkpoints and at each
-        instant inside (after one response, at the region fallback, while the metadata is written, after every
-        response), with the last region declining (so the checkpoint falls back) where declines are enabled;
-        a crash before the metadata commit; the first region silent (its ack arrives after the checkpoint)."""
+        """Actions of the schedule language that the reduced set stands for, tried from every state only for the
+        kinds of step they make (`regionchaos.explore.search`): the judged runs then go through what the
+        signature merges (a failover while the region fallback is pending and one while the metadata is written
+        reach the same state, but their data differ). Each enabled failure kind on its first target at every
+        instant, with every region acking and with the last one declining (so the checkpoint falls back); a crash
+        before the metadata commit both ways; the first region silent (its ack arrives after the checkpoint)."""
         num_regions = len(set(regions.values()))
         tasks = len(graph.tasks())
         last = self._response(graph, regions, num_regions - 1, "decline") if "decline" in self.responses else None
-        vector = (last,) if last is not None and num_regions > 1 else ()
+        vectors = [()] + ([(last,)] if last is not None and num_regions > 1 else [])
         instants = [{}]
         if self.inside:
-            instants += [{"at": "pending", "after_acks": 1}, {"at": "fallback"}, {"at": "finalize"},
-                         {"at": "pending", "after_acks": tasks + 1}]
+            instants += [{"at": "pending", "after_acks": k} for k in range(tasks + 2)]
+            instants += [{"at": "fallback"}, {"at": "finalize"}]
         firsts = {"subtask_crash": {"region": 0}, "taskmanager_loss": {"taskmanager": 0}, "jobmanager_failover": {}}
-        out = [_action((*vector, {"kind": k, **firsts[k], **at})) for k in self.failures for at in instants]
+        out = [_action((*v, {"kind": k, **firsts[k], **at})) for v in vectors for k in self.failures for at in instants]
         if self.crash_before_metadata:
-            out += [_action(({"kind": "crash_before_metadata"},)), _action((*vector, {"kind": "crash_before_metadata"}))]
+            out += [_action((*v, {"kind": "crash_before_metadata"})) for v in vectors]
         if "timeout" in self.responses:
             out.append(_action((self._response(graph, regions, 0, "timeout"),)))
         return out

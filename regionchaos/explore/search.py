@@ -5,8 +5,8 @@ In:  a Scenario inside the explorer's scope (`regionchaos.explore.scope.refuse` 
      tests use both).
 Out: `search(...) -> Graph`: the distinct states (`Node`: signature, depth first reached, parent, the action from
      it, what that step did), how many schedules they stand for, the depth after which no new state appeared
-     (the fixpoint) if it did, per explorer predicate its first violating transition, the probes (every fault
-     kind at every instant from the states of the first checkpoints), and the audit's findings.
+     (the fixpoint) if it did, per explorer predicate its first violating transition, the first transition of
+     each kind of step from each state (`Graph.kinds`), and the audit's findings.
 
 How: breadth first from the run's first choice point. Each state's model is copied once per action
 (`Model.clone`) and stepped to the next choice point; a successor whose signature was seen before is not
@@ -14,6 +14,15 @@ expanded again. Breadth first, so the first path that reaches a state, or first 
 one; the actions are tried with the fewest faults first, so it is also a path with few faults. A schedule whose
 fault placed at a region fallback did not land in its own attempt (the checkpoint never fell back) is not kept:
 that fault would wait for a later attempt's fallback, which the same later attempt places itself.
+
+Kinds of step: two transitions from one state are of one kind when their steps have the same shape
+(`regionchaos.explore.model.Step.shape`: the decisions with what they read, the restores with the phases they
+interrupted) and the same flip_bounds observations. The first of each kind is judged besides the states' own
+paths, so a wrong decision that lands in a state reached before (a mutant's REGIONAL over the failure ratio lands
+where a correct REGIONAL does) is still judged, and so is each way a failure meets a pending checkpoint. With the
+reduced action set, the schedule language's other actions (`scope.Choices.probes`: every failure kind at every
+instant) are tried from every state for their kinds only; one that reaches a state the reduced set did not is
+reported as a mismatch (the reduction's own check).
 
 The explorer's own predicates are flip_bounds' two claims (`PREDICATES`), checked at every completion of every
 transition: at most max-consecutive-failures REGIONAL checkpoints in a row since the last GLOBAL one, and no ref
@@ -39,7 +48,7 @@ from .signature import signature
 
 # the explorer's predicates: GX rule (invariant.rule) -> which value of a completion (streak, depth) it bounds
 PREDICATES = {"flip_bounds.consecutive_regional_within_bound": 0, "flip_bounds.ref_chain_depth_within_bound": 1}
-COVER_DEPTH = 2  # probes start from every state first reached within this many attempts
+MAX_KINDS = 1500  # transitions judged besides the states' own (breadth first: the shallowest kinds first)
 
 
 @dataclass
@@ -53,8 +62,8 @@ class Node:
 
 @dataclass
 class Transition:
-    """A step from node ``parent`` by ``action`` into node ``into`` (the first violating one of a predicate, or a
-    probe)."""
+    """A step from node ``parent`` by ``action`` into node ``into`` (the first violating one of a predicate, or the
+    first of its kind)."""
 
     parent: int
     action: Action
@@ -70,7 +79,7 @@ class Graph:
     edges: dict[int, Counter] = field(default_factory=dict)  # node -> successor node -> actions leading there
     weight: dict[int, float] = field(default_factory=dict)  # node -> schedule-language actions per explored action
     violations: dict[str, Transition] = field(default_factory=dict)
-    probes: list[Transition] = field(default_factory=list)
+    kinds: list[Transition] = field(default_factory=list)  # one step of each kind from each state (`search`)
     fixpoint: int | None = None  # the depth whose states brought no new one (None: still growing at N)
     transitions: int = 0
     discarded: int = 0  # transitions whose fallback fault did not land in its own attempt
@@ -111,8 +120,9 @@ class Graph:
 
 
 def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, without: frozenset[str] = frozenset(),
-           full: bool | None = None, audit: int = 0, cover: int = COVER_DEPTH, progress=None) -> Graph:
-    """See the module docstring. ``full``: force the full action set (or the reduced one)."""
+           full: bool | None = None, audit: int = 0, kinds: int = MAX_KINDS, progress=None) -> Graph:
+    """See the module docstring. ``full``: force the full action set (or the reduced one); ``kinds``: at most this
+    many transitions judged for their kind (0: none)."""
     started = time.perf_counter()
     choices = Choices(scenario, mutant)
     if full is not None:
@@ -124,6 +134,8 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
     graph.reached[signature(root)] = 0
     seen = {graph.nodes[0].sig: 0}
     kept = {0: root}  # the first model of each state within the audit depth
+    cap = scenario.flink.max_consecutive_failures + 1
+    seen_kinds: set[tuple] = set()
     frontier = [(0, root)]
     for depth in range(max_checkpoints):
         nxt = []
@@ -135,23 +147,26 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
                 sig = signature(succ, without)
                 graph.reached.setdefault(signature(succ) if without else sig, depth + 1)
                 into = seen.get(sig)
+                kind = (node_id, tuple(step.shape), observed(step, cap))
                 if into is None:
                     into = seen[sig] = len(graph.nodes)
                     graph.nodes.append(Node(sig, depth + 1, node_id, action, step))
                     nxt.append((into, succ))
                     if depth + 1 <= audit:
                         kept[into] = succ
-                elif depth + 1 <= audit and depth + 1 < max_checkpoints and into in kept:
-                    _audit(graph, choices, kept[into], succ, into, one_at_a_time, without)
+                else:
+                    if kind not in seen_kinds and len(graph.kinds) < kinds:
+                        graph.kinds.append(Transition(node_id, action, step, into))
+                    if depth + 1 <= audit and depth + 1 < max_checkpoints and into in kept:
+                        _audit(graph, choices, kept[into], succ, into, one_at_a_time, without)
+                seen_kinds.add(kind)
                 out[into] += 1
                 for rule, which in PREDICATES.items():
                     if rule not in graph.violations and any(
                             c[which] > scenario.flink.max_consecutive_failures for c in step.completions):
                         graph.violations[rule] = Transition(node_id, action, step, into)
-            if depth < cover:
-                for action in choices.probes(model.coord.graph, model.coord.regions):
-                    for probe, succ, step in _expand(model, [action], one_at_a_time, graph):
-                        graph.probes.append(Transition(node_id, probe, step, seen.get(signature(succ, without))))
+            if not graph.full and kinds:  # the schedule language's other actions, for their kinds of step only
+                _probe(graph, model, node_id, choices, seen, seen_kinds, one_at_a_time, without, cap, kinds)
         if progress is not None:
             progress(depth + 1, len(graph.nodes), graph.transitions)
         if not nxt:
@@ -160,6 +175,22 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
         frontier = nxt
     graph.wall_seconds = round(time.perf_counter() - started, 2)
     return graph
+
+
+def _probe(graph: Graph, model: Model, node_id: int, choices: Choices, seen: dict, seen_kinds: set,
+           one_at_a_time: bool, without: frozenset[str], cap: int, kinds: int) -> None:
+    """The probes from one state (`scope.Choices.probes`): each new kind of step is judged; a probe that reaches a
+    state the reduced actions did not reach is a mismatch of the reduction."""
+    for action, succ, step in _expand(model, choices.probes(model.coord.graph, model.coord.regions), one_at_a_time,
+                                      graph):
+        into = seen.get(signature(succ, without))
+        if into is None:
+            graph.mismatches.append(f"state {node_id}: {action.describe()} reaches a state no reduced action reaches")
+            continue
+        kind = (node_id, tuple(step.shape), observed(step, cap))
+        if kind not in seen_kinds and len(graph.kinds) < kinds:
+            graph.kinds.append(Transition(node_id, action, step, into))
+        seen_kinds.add(kind)
 
 
 def observed(step: Step, cap: int) -> tuple:

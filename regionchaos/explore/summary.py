@@ -5,8 +5,10 @@ In:  the explored scenario (its reference, ``--set`` overrides, mutant), the sea
 Out: `summarize(...) -> dict` (what ``--json`` prints): ``states``, ``schedules``, ``verdicts`` (invariant ->
      valid / invalid / unknown), ``counterexamples`` (invariant -> the shortest failing representative:
      ``checkpoints``, ``replay``, ``schedule``, ``findings``), ``proof`` (invariant -> ``every N``, ``up to N``,
-     ``representatives``, ``counterexample`` or ``unknown``), ``assumptions``, ``exit_code`` and the rest;
-     `render(summary, console)`: the same for a reader.
+     ``representatives``, ``counterexample`` or ``unknown``), ``assumptions``, ``outcome`` and ``exit_code``
+     (the policy's, `regionchaos.judge.policy`: the representatives' judgements as a swarm's seeds, with a model
+     that drifted from the emulation or a contradicted predicate unknown) and the rest; `render(summary,
+     console)`: the same for a reader.
 
 What each proof value claims:
 - ``every N``: an invariant the signature decides (flip_bounds: the explorer's predicates read only the signature's
@@ -27,7 +29,10 @@ from typing import Any
 from rich.markup import escape
 
 from .. import runner
-from ..run import ExitCode
+from ..judge import Judgement, RunOutcome, swarm_outcome
+from ..judge.judgement import FINDING_GONE, VIOLATION
+from ..judge.policy import infrastructure, worst_of
+from ..run import Verdict
 from ..scenario import INVARIANTS, Scenario
 from .judging import KINDS, Judged, Representative, declared
 from .scope import FAULTS_PER_ATTEMPT, Choices
@@ -40,18 +45,16 @@ DECIDED = {rule.split(".", 1)[0] for rule in PREDICATES}  # invariants whose ver
 def summarize(scenario_ref: str, overrides: dict, scenario: Scenario, mutant: str | None, max_checkpoints: int,
               graph: Graph, judged: Judged) -> dict[str, Any]:
     results, reps = judged.results, judged.reps
-    verdicts, counterexamples, proof, unexplained = {}, {}, {}, []
+    verdicts, counterexamples, proof = {}, {}, {}
     broken = {rule.split(".", 1)[0] for rule in graph.violations}
     for inv in INVARIANTS:
-        failing = [r for r in reps if inv in results[r.run_id]["failed"]]
-        unsure = [r for r in reps if inv in results[r.run_id]["unknown"]]
-        verdicts[inv] = "invalid" if failing else "unknown" if unsure else "valid"
+        failing = [r for r in reps if inv in results[r.run_id].failed]
+        verdicts[inv] = Verdict.merge(_verdict(results[r.run_id], inv) for r in reps)
         if failing:
             best = min(failing, key=lambda r: (r.checkpoints, len(r.schedule), KINDS.index(r.kind)))
             counterexamples[inv] = _counterexample(scenario_ref, overrides, mutant, best, results[best.run_id], inv)
-            unexplained += [r.run_id for r in failing if declared(r, results[r.run_id], inv) is None]
             proof[inv] = "counterexample"
-        elif unsure or (inv in DECIDED and (judged.drift or inv in broken)):
+        elif verdicts[inv] != Verdict.VALID or (inv in DECIDED and (judged.drift or inv in broken)):
             proof[inv] = "unknown"
         elif inv in DECIDED:
             proof[inv] = "every N" if graph.fixpoint is not None else "up to N"
@@ -59,14 +62,9 @@ def summarize(scenario_ref: str, overrides: dict, scenario: Scenario, mutant: st
             proof[inv] = "representatives"
     contradictions = [f"the model's predicate {rule} broke ({_transition(graph, t)}) but the suites passed "
                       f"{rule.split('.', 1)[0]} on every representative" for rule, t in graph.violations.items()
-                      if verdicts[rule.split(".", 1)[0]] == "valid"]
-    unknown = [inv for inv, v in verdicts.items() if v == "unknown"]
-    if unexplained:
-        code = ExitCode.INVALID
-    elif unknown or judged.drift or contradictions:
-        code = ExitCode.UNKNOWN
-    else:
-        code = ExitCode.VALID
+                      if verdicts[rule.split(".", 1)[0]] == Verdict.VALID]
+    unknown = [inv for inv, v in verdicts.items() if v == Verdict.UNKNOWN]
+    outcome = exploration_outcome(scenario_ref, overrides, mutant, judged, contradictions)
     counts = {k: sum(r.kind == k for r in reps) for k in KINDS}
     return {
         "scenario": scenario_ref, "overrides": overrides, "mutant": mutant, "seed": scenario.seed,
@@ -82,11 +80,35 @@ def summarize(scenario_ref: str, overrides: dict, scenario: Scenario, mutant: st
                                  if rule in graph.violations else {})}
                        for rule, t in [(r, graph.violations.get(r)) for r in PREDICATES]},
         "conformance": {"checked": len(reps), "drift": judged.drift},
-        "contradictions": contradictions, "unexplained": sorted(set(unexplained)), "unknown": unknown,
-        "interleavings": judged.interleavings,
+        "contradictions": contradictions,
+        "unexplained": sorted(r.run_id for r in reps if results[r.run_id].standing in (VIOLATION, FINDING_GONE)),
+        "unknown": unknown, "interleavings": judged.interleavings,
         "walls": {"search": graph.wall_seconds, "emulate": judged.emulate_seconds, "judge": judged.judge_seconds},
-        "exit_code": int(code),
+        "outcome": outcome.as_dict(), "exit_code": outcome.exit_code,
     }
+
+
+def _verdict(judgement: Judgement, inv: str) -> str:
+    """One run's verdict on one invariant, as its judgement says."""
+    if inv in judgement.failed:
+        return Verdict.INVALID.value
+    return Verdict.UNKNOWN.value if inv in judgement.unknown or judgement.error else Verdict.VALID.value
+
+
+def exploration_outcome(scenario_ref: str, overrides: dict, mutant: str | None, judged: Judged,
+                        contradictions: list[str]) -> RunOutcome:
+    """The exploration's outcome, from the policy as a swarm's: its representatives are its seeds
+    (`regionchaos.judge.policy.swarm_outcome`: the worst of theirs; with a mutant, caught if any caught it); a
+    model that drifted from the emulation, or a predicate the suites contradicted, is unknown beside it."""
+    records = [{**judged.results[r.run_id].fields(), "seed": r.scenario.seed, "run_id": r.run_id,
+                "replay": runner.replay_line(scenario_ref, r.scenario.seed, {**overrides, **r.overrides}, mutant)}
+               for r in judged.reps]
+    outcomes = [swarm_outcome(records, mutant=mutant, seeds=len(records))]
+    if judged.drift:
+        outcomes.append(infrastructure(f"{len(judged.drift)} representatives' emulations decided otherwise than "
+                                       f"the model: {judged.drift[0]}"))
+    outcomes += [infrastructure(line) for line in contradictions]
+    return worst_of(outcomes)
 
 
 def _transition(graph: Graph, t) -> str:
@@ -94,13 +116,13 @@ def _transition(graph: Graph, t) -> str:
     return " | ".join(f"{i}: {a.describe()}" for i, a in enumerate(actions))
 
 
-def _counterexample(scenario_ref: str, overrides: dict, mutant: str | None, rep: Representative, result: dict,
-                    inv: str) -> dict:
-    findings = declared(rep, result, inv)
+def _counterexample(scenario_ref: str, overrides: dict, mutant: str | None, rep: Representative,
+                    result: Judgement, inv: str) -> dict:
+    findings = declared(result, inv)
     return {"checkpoints": rep.checkpoints, "kind": rep.kind,
             "replay": runner.replay_line(scenario_ref, rep.scenario.seed, {**overrides, **rep.overrides}, mutant),
             "schedule": rep.schedule, "describe": rep.describe(),
-            "rules": [r for r in result["failed_rules"] if r.startswith(inv + ".")],
+            "rules": [r for r in result.failed_rules if r.startswith(inv + ".")], "standing": result.standing,
             "findings": findings or [], "declared": findings is not None, "run_id": rep.run_id}
 
 
@@ -159,7 +181,7 @@ def render(summary: dict, console) -> None:
     agree = ("the model and the emulation agree on every one" if not s["conformance"]["drift"]
              else f"[red]{len(s['conformance']['drift'])} disagree with the model[/red]")
     say(f"judged {reps['judged']} representatives ({reps['state']} states, {reps['violation']} predicate violations, "
-        f"{reps['probe']} probes) in one GX pass (emulate {s['walls']['emulate']} s, judge {s['walls']['judge']} s); {agree}")
+        f"{reps['kind']} other kinds of step) in one GX pass (emulate {s['walls']['emulate']} s, judge {s['walls']['judge']} s); {agree}")
     for line in s["conformance"]["drift"][:5]:
         say(f"  [red]drift[/red] {escape(line)}")
     for inv in INVARIANTS:
@@ -175,6 +197,7 @@ def render(summary: dict, console) -> None:
             say(f"      schedule: {escape(cx['describe'])}")
             say(f"      replay: {escape(cx['replay'])}")
     say(f"proof: {escape(s['proof_statement'])}")
+    say(f"outcome: {escape(s['outcome']['sentence'])}")
     say("assumptions: " + "; ".join(escape(a) for a in s["assumptions"]))
     for line in s["contradictions"]:
         say(f"[yellow]{escape(line)}[/yellow]")
