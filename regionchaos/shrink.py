@@ -208,5 +208,6 @@ def shrink(scenario: Scenario, mutant: str | None = None, invariant: str | None 
 
 
 def _describe(scenario: Scenario) -> str:
-    faults, checkpoints, parallelism = size(scenario)
-    return f"{faults} faults, {checkpoints} checkpoints, parallelism {parallelism}"
+    faults, checkpoints, parallelism, inside = size(scenario)
+    depth = f", {inside} deep inside pending checkpoints" if inside else ""
+    return f"{faults} faults, {checkpoints} checkpoints, parallelism {parallelism}{depth}"

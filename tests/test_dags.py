@@ -697,7 +697,9 @@ def test_swarm_judgement():
 
     smoke = load("smoke", overrides={"faults.swarm": True})
     valid = _seed(1, _judged(smoke, "r1", {}))
-    broken = _seed(2, _judged(smoke, "r2", {"exactly_once_output": ["no_duplicate_commit"]}))
+    # a duplicate commit no finding's mechanism explains (F12 declares the rule in smoke swarms)
+    broken = _seed(2, _judged(smoke, "r2", {"exactly_once_output": ["no_duplicate_commit"]},
+                              tags={"exactly_once_output.no_duplicate_commit": {"": 1}}))
     assert judge_swarm([valid], mutant=None, seeds=1)[1] == []
     assert "seed 2: invalid" in judge_swarm([valid, broken], mutant=None, seeds=2)[1][0]
     assert "no result" in judge_swarm([valid], mutant=None, seeds=2)[1][0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import pytest
 
 from regionchaos import findings, runner
+from regionchaos.judge import Judgement
 from regionchaos.scenario import load
 from regionchaos.storage import ObjectStore
 from tests import tamper_helpers as H
@@ -155,12 +156,12 @@ pooled(__name__, _build)
 
 
 @pytest.fixture(scope="module")
-def judged(judge_pool) -> dict[str, dict]:
+def judged(judge_pool) -> dict[str, Judgement]:
     return judge_pool.results(__name__)
 
 
-def _failed(result: dict) -> set[str]:
-    return {c["name"] for c in result["checks"] if c["success"] is False}
+def _failed(result: Judgement) -> set[str]:
+    return {c["name"] for c in result.checks if c["success"] is False}
 
 
 def test_each_finding_has_its_scenario_and_a_mechanism_for_every_rule():
@@ -177,15 +178,15 @@ def test_each_finding_has_its_scenario_and_a_mechanism_for_every_rule():
 def test_finding_fails_for_its_stated_reason(judged, finding):
     sc = _load(finding)
     result = judged[_run_id(finding)]
-    assert result["verdict"] == "invalid"
+    assert result.verdict == "invalid"
     assert _failed(result) == FINDING_SCENARIOS[finding][1]
-    shows = findings.outcome(result["checks"])
+    shows = findings.outcome(result.checks)
     declared = set(next(f for f in findings.FINDINGS if f.id == finding).rules_for(sc))
     for rule in shows["failed_rules"]:
         assert rule in declared, (finding, rule)
         tags = shows["explained"][rule]
         assert sum(tags.values()) > 0 and all(finding in tag.split(",") for tag in tags), (rule, tags)
-    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+    assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
 
 
@@ -194,16 +195,16 @@ def test_the_same_schedule_under_the_other_semantics(judged, finding):
     """The PR's findings do not show under the FLIP (valid, every rule at 0 rows); F14's shows under the PR too,
     explained by its mechanism."""
     result = judged[_run_id(finding, other=True)]
-    assert _failed(result) == OTHER[finding][1], [(c["name"], c.get("failed_rules")) for c in result["checks"]
+    assert _failed(result) == OTHER[finding][1], [(c["name"], c.get("failed_rules")) for c in result.checks
                                                   if c["success"] is not True]
     if not OTHER[finding][1]:
-        assert result["verdict"] == "valid"
-        assert all(n == 0 for c in result["checks"] for n in c["rules"].values())
+        assert result.verdict == "valid"
+        assert all(n == 0 for c in result.checks for n in c["rules"].values())
         return
-    shows = findings.outcome(result["checks"])
+    shows = findings.outcome(result.checks)
     assert all(finding in tag.split(",") for rule in shows["failed_rules"] for tag in shows["explained"][rule])
     sc = _load(finding, other=True)
-    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+    assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"],
                                       must_show=False) == (True, "")
 
@@ -214,13 +215,13 @@ def test_a_violation_outside_the_mechanism_is_not_excused(judged, finding):
     sc = _load(finding)
     assert rule in findings.allowed_rules(sc)
     result = judged[f"{_run_id(finding)}-tampered"]
-    shows = findings.outcome(result["checks"])
+    shows = findings.outcome(result.checks)
     assert rule in shows["failed_rules"], shows["failed_rules"]
     untagged = sum(n for tag, n in shows["explained"][rule].items() if finding not in tag.split(","))
     assert untagged > 0, shows["explained"][rule]
     why = findings.unexplained(sc, rule, shows["explained"])
     assert why and "does not explain" in why
-    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+    assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"])[0] is False
 
 
@@ -229,9 +230,9 @@ def test_f13_with_the_source_graft_left_the_counter_runs_ahead_of_its_source(jud
     checkpoint 1's, so within checkpoint 2 the counter has consumed records the source had not emitted
     (``source_ahead_of_counter``), explained by F13's mechanism on the metadata and the task record."""
     result = judged[F13_SOURCE_GRAFTED_ID]
-    shows = findings.outcome(result["checks"])
+    shows = findings.outcome(result.checks)
     rule = "state_consistency.source_ahead_of_counter"
     assert rule in shows["failed_rules"] and set(shows["explained"][rule]) == {"F13"}, shows["explained"]
     sc = load(FINDING_SCENARIOS["F13"][0], F13_SOURCE_GRAFTED)
-    assert findings.meets_expectation(sc, result["verdict"], shows["failed"], shows["unknown"],
+    assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")

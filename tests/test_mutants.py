@@ -42,17 +42,27 @@ CASES: dict[str, tuple[str, int, dict, dict[str, tuple[str, ...]]]] = {
     name: (case["scenario"], case["seed"], case.get("set", {}), {s: tuple(r) for s, r in case["fails"].items()})
     for name, case in yaml.safe_load((Path(__file__).resolve().parents[1] / "expectations" / "mutant_cases.yaml")
                                      .read_text()).items()}
-# findings: scenario (its own seed) -> the invariants the correct protocol breaks there (FINDINGS.md)
+# findings: scenario (its own seed) -> the invariants the correct protocol breaks there (FINDINGS.md). Under the PR
+# a failed region's sink commits a REGIONAL checkpoint upon the next abort notification (F12), so the pr-*
+# scenarios whose schedule aborts a checkpoint after a REGIONAL one break notifications and exactly_once_output
+# too, every row of them F12's mechanism.
+F12_TOO = {"notifications", "exactly_once_output"}
 FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "union-offsets-rescale": {"reachable_global_state", "exactly_once_output"},
             "pr-all-regions-failed": {"decisions_follow_rules", "flip_bounds"},
-            "pr-max-consecutive-zero": {"decisions_follow_rules", "flip_bounds"},
+            "pr-max-consecutive-zero": {"decisions_follow_rules", "flip_bounds"} | F12_TOO,
             "pr-rescale-fallback": {"reachable_global_state", "exactly_once_output"},
-            "pr-forced-ratio-abort": {"decisions_follow_rules", "flip_bounds"},
+            "pr-forced-ratio-abort": {"decisions_follow_rules", "flip_bounds"} | F12_TOO,
             "pr-jobmanager-counter": {"decisions_follow_rules", "flip_bounds"},
-            "pr-forced-failure-fails-job": {"decisions_follow_rules"},
+            "pr-forced-failure-fails-job": {"decisions_follow_rules"} | F12_TOO,
             "pr-split-handed-back": {"exactly_once_output"},
-            "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed", "notifications"}}
+            "pr-upscale-fresh-fallback": {"decisions_follow_rules", "metadata_well_formed", "notifications",
+                                          "reachable_global_state"},
+            "pr-abort-completes-regional": F12_TOO,
+            "pr-late-ack-completes-global": {"decisions_follow_rules", "exactly_once_output"},
+            "concurrent-fallback-skips-newer": {"exactly_once_output"},
+            "pr-split-assigned-before-fallback": {"reachable_global_state"},
+            "pr-gateway-stays-closed": {"liveness", "reachable_global_state"}}
 
 
 def _frozen(overrides: dict) -> str:
@@ -117,6 +127,19 @@ def test_suite_files_claim_what_this_module_proves():
         proven = {m for m, (*_, invariants) in CASES.items() if s.name in invariants}
         assert set(s.mutants) == proven, f"{s.name}: broken_by lists {sorted(s.mutants)}, proven {sorted(proven)}"
         assert set(s.findings) == {f for f, invs in FINDINGS.items() if s.name in invs}, s.name
+
+
+def test_the_expectations_readme_lists_what_breaks_each_suite():
+    """expectations/README.md's suite table names, per suite, the mutants and findings of its ``broken_by``."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "expectations" / "README.md").read_text()
+    cells = {m[1]: m[2] for m in re.finditer(r"^\| \d+ \| `(\w+)` \| [^|]+ \| ([^|]*) \|$", text, re.MULTILINE)}
+    for s in load_suites():
+        mutants, _, found = cells[s.name].partition(";")
+        assert {m.strip() for m in mutants.split(",") if m.strip()} == set(s.mutants), s.name
+        assert set(re.findall(r"`([\w-]+)`", found)) == set(s.findings), s.name
 
 
 @pytest.mark.parametrize("mutant", sorted(CASES))

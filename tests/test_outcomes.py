@@ -219,7 +219,6 @@ def test_the_spark_validate_job_exits_by_the_table(case, judged, s3_server, monk
 def airflow():
     """The plugin's operators and the two summarizing DAGs' modules (Airflow set up for this process)."""
     import tests.airflow_env  # noqa: F401  (sets up Airflow before it is imported)
-    from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
     from regionchaos_airflow import operators, runs
 
@@ -230,8 +229,7 @@ def airflow():
         return module
 
     return SimpleNamespace(operators=operators, runs=runs, nightly=dag_module("regionchaos_nightly"),
-                           swarm=dag_module("regionchaos_swarm"), failed=AirflowFailException,
-                           exception=AirflowException)
+                           swarm=dag_module("regionchaos_swarm"), failed=operators.RunFailed)
 
 
 class _TaskInstance:
@@ -267,7 +265,7 @@ def test_the_manual_dag_is_green_only_where_the_table_says(case, judged, s3_serv
     monkeypatch.setattr(runner, "run", lambda *args, **kwargs: summary)
     entry["scenario"] = load(CASES[case][0], seed=CASES[case][1]).to_dict()
     if case == "unknown":
-        with pytest.raises(airflow.exception, match="unknown"):
+        with pytest.raises(airflow.failed, match="unknown"):
             airflow.operators.chaos_run.function(entry)
     else:
         assert airflow.operators.chaos_run.function(entry)["outcome"]["kind"] == EXPECTED[case][0]
