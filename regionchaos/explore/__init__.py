@@ -2,7 +2,7 @@
 
 In:  a scenario (catalogue name or file) with ``--set`` overrides, an optional mutant, N (``max_checkpoints``),
      and a Spark session for the judge (default: the process's).
-Out: `explore(...) -> dict`: the summary (`regionchaos.explore.summary`): distinct states, the schedules they stand
+Out: `explore(...) -> dict` (`explore_many(cases) -> [dict]`: several, judged in one pass): the summary (`regionchaos.explore.summary`): distinct states, the schedules they stand
      for, each invariant's verdict, the shortest counterexample per failing invariant (a replay line and its
      schedule), and a proof statement per invariant the signature decides.
 
@@ -17,10 +17,11 @@ The rooms:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..scenario import check_mutant, load
-from .judging import judge, representatives
+from .judging import judge_many, representatives
 from .scope import refuse
 from .search import search
 from .summary import summarize
@@ -29,15 +30,35 @@ from .summary import summarize
 def explore(scenario_ref: str, *, overrides: dict[str, Any] | None = None, mutant: str | None = None,
             max_checkpoints: int = 6, spark=None, progress=None) -> dict:
     """See the module docstring. ScenarioError (exit 2) before any work when the scenario is out of scope."""
-    mutant = check_mutant(mutant)
-    overrides = dict(overrides or {})
-    scenario = load(scenario_ref, overrides=overrides or None)
-    refuse(scenario, max_checkpoints)
-    graph = search(scenario, mutant, max_checkpoints, progress=progress)
+    return explore_many([Case(scenario_ref, overrides or {}, mutant, max_checkpoints)], spark=spark,
+                        progress=progress)[0]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One exploration of `explore_many`: a scenario reference, its ``--set`` overrides, a mutant and N."""
+
+    scenario: str
+    overrides: dict
+    mutant: str | None = None
+    max_checkpoints: int = 6
+
+
+def explore_many(cases: list[Case], *, spark=None, progress=None) -> list[dict]:
+    """Several explorations, their representatives judged together in ONE GX pass (`judging.judge_many`): a summary
+    each, in order. Every case is checked first: ScenarioError (exit 2) before any work if one is out of scope."""
+    loaded = []
+    for case in cases:
+        mutant = check_mutant(case.mutant)
+        scenario = load(case.scenario, overrides=dict(case.overrides) or None)
+        refuse(scenario, case.max_checkpoints)
+        loaded.append((case, scenario, mutant))
+    graphs = [search(scenario, mutant, case.max_checkpoints, progress=progress) for case, scenario, mutant in loaded]
     if spark is None:
         from ..judge.engine import judging_session
 
         spark = judging_session()
-    reps = representatives(graph, scenario)
-    judged = judge(spark, reps, mutant)
-    return summarize(scenario_ref, overrides, scenario, mutant, max_checkpoints, graph, judged)
+    reps = [representatives(graph, scenario) for graph, (_, scenario, _) in zip(graphs, loaded)]
+    judged = judge_many(spark, [(r, mutant) for r, (_, _, mutant) in zip(reps, loaded)])
+    return [summarize(case.scenario, dict(case.overrides), scenario, mutant, case.max_checkpoints, graph, j)
+            for (case, scenario, mutant), graph, j in zip(loaded, graphs, judged)]

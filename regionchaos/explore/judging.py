@@ -4,10 +4,11 @@ In:  the search's `Graph`, the scenario it explored (with the reference and ``--
      command line), the mutant, and a Spark session (the judge's).
 Out: `representatives(...)`: one pinned schedule per distinct state (the first path that reached it), per explorer
      predicate its first violating transition, and per kind of step from each state (`Graph.kinds`: a wrong
-     decision that lands in a state reached before is judged there); `judge(...) -> Judged`: each one
-     emulated in memory (`regionchaos.runner.emulate_in_memory`, the swarm's fast path), the decisions and restores
-     its history shows compared with the ones the model predicted (`conformance`), and all of them judged by ONE
-     pass of the GX suites (`regionchaos.judge.runs.judge_rows`, the shrinker's way in): a `Judgement` each.
+     decision that lands in a state reached before is judged there); `judge_many(spark, [(reps, mutant), ...])
+     -> [Judged]`: the representatives of one or more explorations, each emulated in memory
+     (`regionchaos.runner.emulate_in_memory`, the swarm's fast path), the decisions and restores its history shows
+     compared with the ones the model predicted (`conformance`), and all of them judged by ONE pass of the GX
+     suites (`regionchaos.judge.runs.judge_rows`, the shrinker's way in): a `Judgement` each.
 
 A representative is a scenario file as `regionchaos pin` writes one: the explored scenario with ``checkpoints`` =
 the path's attempts and ``faults.schedule`` = its choices (each attempt's responses and fault as explicit
@@ -17,7 +18,7 @@ entries), so its replay line runs it again (`replay`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import runner
@@ -140,30 +141,45 @@ def checked(rep: Representative, result, drift: list[str], interleavings: dict[s
         interleavings[kind] = interleavings.get(kind, 0) + (1 if n else 0)
 
 
-def judge(spark, reps: list[Representative], mutant: str | None) -> Judged:
-    """Emulate every representative in memory, check it against the model, and judge all in ONE GX pass."""
+def judge_many(spark, explorations: list[tuple[list[Representative], str | None]]) -> list[Judged]:
+    """Several explorations' representatives (each with its mutant) emulated, checked against the model, and
+    judged together in ONE GX pass; a `Judged` per exploration, each with the pass's wall seconds. A run that two
+    explorations share (the same scenario, schedule and mutant) is emulated and judged once; a drift is counted
+    where it was emulated. A judgement depends on the run's checks and scenario only: the mutant it ran is named
+    on it afterwards."""
     from ..judge.runs import judge_rows
 
-    started = time.perf_counter()
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
-    records, drift, interleavings = [], [], {}
-    for rep in reps:
-        rep.run_id = runner.default_run_id(rep.scenario, mutant)
-        record: dict[str, Any] = {"run_id": rep.run_id, "seed": rep.scenario.seed}
-        try:
-            result, table_rows = runner.emulate_in_memory(rep.scenario, mutant)
-            for name, table in table_rows.items():
-                rows[name].extend(table)
-            checked(rep, result, drift, interleavings)
-        except Exception as exc:  # noqa: BLE001 - a representative that crashes is unknown, never valid
-            record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
-        records.append(record)
-    emulated = time.perf_counter()
-    scenario_of = {rep.run_id: rep.scenario for rep in reps}
+    records: list[dict] = []
+    scenario_of: dict[str, Scenario] = {}
+    out = []
+    for reps, mutant in explorations:
+        started = time.perf_counter()
+        drift: list[str] = []
+        interleavings: dict[str, int] = {}
+        for rep in reps:
+            rep.run_id = runner.default_run_id(rep.scenario, mutant)
+            if rep.run_id in scenario_of:  # the same run in another exploration: emulated and judged once
+                continue
+            scenario_of[rep.run_id] = rep.scenario
+            record: dict[str, Any] = {"run_id": rep.run_id, "seed": rep.scenario.seed}
+            try:
+                result, table_rows = runner.emulate_in_memory(rep.scenario, mutant)
+                for name, table in table_rows.items():
+                    rows[name].extend(table)
+                checked(rep, result, drift, interleavings)
+            except Exception as exc:  # noqa: BLE001 - a representative that crashes is unknown, never valid
+                record["error"] = f"emulate failed: {type(exc).__name__}: {exc}"
+            records.append(record)
+        out.append(Judged(reps, {}, drift, interleavings, emulate_seconds=round(time.perf_counter() - started, 2)))
+    started = time.perf_counter()
     judged = judge_rows(spark, rows, records, scenario_of=lambda record: scenario_of[record["run_id"]],
-                        mutant=mutant) if records else {}
-    out = collect(reps, judged, drift, interleavings, mutant)
-    out.emulate_seconds, out.judge_seconds = round(emulated - started, 2), round(time.perf_counter() - emulated, 2)
+                        mutant=None) if records else {}
+    seconds = round(time.perf_counter() - started, 2)
+    for done, (reps, mutant) in zip(out, explorations):
+        done.results = collect(reps, {r.run_id: replace(judged[r.run_id], mutant=mutant) for r in reps
+                                      if r.run_id in judged}, [], {}, mutant).results
+        done.judge_seconds = seconds
     return out
 
 

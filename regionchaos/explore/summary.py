@@ -4,7 +4,8 @@ In:  the explored scenario (its reference, ``--set`` overrides, mutant), the sea
      pass's `Judged`.
 Out: `summarize(...) -> dict` (what ``--json`` prints): ``states``, ``schedules``, ``verdicts`` (invariant ->
      valid / invalid / unknown), ``counterexamples`` (invariant -> the shortest failing representative:
-     ``checkpoints``, ``replay``, ``schedule``, ``findings``), ``proof`` (invariant -> ``every N``, ``up to N``,
+     ``checkpoints``, ``replay``, ``schedule``, ``findings``), ``findings`` (finding id -> the shortest
+     representative that shows it), ``proof`` (invariant -> ``every N``, ``up to N``,
      ``representatives``, ``counterexample`` or ``unknown``), ``assumptions``, ``outcome`` and ``exit_code``
      (the policy's, `regionchaos.judge.policy`: the representatives' judgements as a swarm's seeds, with a model
      that drifted from the emulation or a contradicted predicate unknown) and the rest; `render(summary,
@@ -80,6 +81,7 @@ def summarize(scenario_ref: str, overrides: dict, scenario: Scenario, mutant: st
                                  if rule in graph.violations else {})}
                        for rule, t in [(r, graph.violations.get(r)) for r in PREDICATES]},
         "conformance": {"checked": len(reps), "drift": judged.drift},
+        "findings": shown_findings(scenario_ref, overrides, mutant, judged),
         "contradictions": contradictions,
         "unexplained": sorted(r.run_id for r in reps if results[r.run_id].standing in (VIOLATION, FINDING_GONE)),
         "unknown": unknown, "interleavings": judged.interleavings,
@@ -101,7 +103,7 @@ def exploration_outcome(scenario_ref: str, overrides: dict, mutant: str | None, 
     (`regionchaos.judge.policy.swarm_outcome`: the worst of theirs; with a mutant, caught if any caught it); a
     model that drifted from the emulation, or a predicate the suites contradicted, is unknown beside it."""
     records = [{**judged.results[r.run_id].fields(), "seed": r.scenario.seed, "run_id": r.run_id,
-                "replay": runner.replay_line(scenario_ref, r.scenario.seed, {**overrides, **r.overrides}, mutant)}
+                "replay": replay(scenario_ref, overrides, mutant, r)}
                for r in judged.reps]
     outcomes = [swarm_outcome(records, mutant=mutant, seeds=len(records))]
     if judged.drift:
@@ -116,14 +118,32 @@ def _transition(graph: Graph, t) -> str:
     return " | ".join(f"{i}: {a.describe()}" for i, a in enumerate(actions))
 
 
+def replay(scenario_ref: str, overrides: dict, mutant: str | None, rep: Representative) -> str:
+    """The command that runs ``rep`` again: the explored scenario with its pinned schedule."""
+    return runner.replay_line(scenario_ref, rep.scenario.seed, {**overrides, **rep.overrides}, mutant)
+
+
 def _counterexample(scenario_ref: str, overrides: dict, mutant: str | None, rep: Representative,
                     result: Judgement, inv: str) -> dict:
     findings = declared(result, inv)
     return {"checkpoints": rep.checkpoints, "kind": rep.kind,
-            "replay": runner.replay_line(scenario_ref, rep.scenario.seed, {**overrides, **rep.overrides}, mutant),
+            "replay": replay(scenario_ref, overrides, mutant, rep),
             "schedule": rep.schedule, "describe": rep.describe(),
             "rules": [r for r in result.failed_rules if r.startswith(inv + ".")], "standing": result.standing,
             "findings": findings or [], "declared": findings is not None, "run_id": rep.run_id}
+
+
+def shown_findings(scenario_ref: str, overrides: dict, mutant: str | None, judged: Judged) -> dict[str, dict]:
+    """Per recorded finding that a representative's judgement shows (`Judgement.findings_shown`), the shortest such
+    representative: ``checkpoints``, ``describe``, ``replay``, ``rules``."""
+    out: dict[str, dict] = {}
+    order = sorted(judged.reps, key=lambda r: (r.checkpoints, len(r.schedule), KINDS.index(r.kind)))
+    for rep in order:
+        for finding in judged.results[rep.run_id].findings_shown:
+            out.setdefault(finding["id"], {
+                "checkpoints": rep.checkpoints, "describe": rep.describe(), "rules": finding["rules"],
+                "replay": replay(scenario_ref, overrides, mutant, rep)})
+    return out
 
 
 def assumptions(scenario: Scenario, graph: Graph) -> list[str]:
