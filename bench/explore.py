@@ -26,13 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from regionchaos.explore import Case, explore_many  # noqa: E402
-from regionchaos.explore.cases import ACCEPTANCE, FINDING_CASES, MUTANT_CASES  # noqa: E402
-from regionchaos.explore.scope import refuse  # noqa: E402
-from regionchaos.findings import FINDINGS  # noqa: E402
-from regionchaos.scenario import MUTANTS, ScenarioError, load  # noqa: E402
+from regionchaos.explore import Case, explore_many
+from regionchaos.explore.cases import ACCEPTANCE, FINDING_CASES, MUTANT_CASES
+from regionchaos.explore.scope import refuse
+from regionchaos.findings import FINDINGS
+from regionchaos.scenario import MUTANTS, ScenarioError, load
 
 
 def condensed(summary: dict) -> dict:
