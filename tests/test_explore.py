@@ -5,11 +5,13 @@ In:  `forced-global-tier2` at parallelism 3 with declines (FLIP tier 2: reset-co
      schedule (`regionchaos.explore.judging.representatives`) run as a deep run into the session's S3 server and
      judged in the session's one pooled GX pass (tests/judge_pool.py), as `regionchaos explore` judges them in its
      own pass.
+     Each finding the explorer finds: the shortest schedule bench/explore.py found for it, reached again by the
+     search of its small configuration (`regionchaos.explore.cases`), deep-run and judged in the same pooled pass.
 Out: pass/fail: under tier 2 the suites fail flip_bounds, and the shortest counterexample is F1's 5-checkpoint
      schedule (GLOBAL | REGIONAL | REGIONAL | forced ABORTED | REGIONAL), explained by F1's mechanism, nothing else
      failing (exit 0: only a declared finding); under keep-forcing every representative is valid and flip_bounds
      is proved for every N (the abstraction closed); every representative's deep run took the decisions the model
-     predicted.
+     predicted; each finding shows on its shortest schedule.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from regionchaos import runner
+from regionchaos.explore.cases import FINDING_CASES, SHORTEST
 from regionchaos.explore.judging import checked, collect, representatives
 from regionchaos.explore.search import search
 from regionchaos.explore.summary import summarize
@@ -31,22 +34,36 @@ CASES = {"tier2": ({"topology.parallelism": 3}, 5),
          "keep-forcing": ({"topology.parallelism": 3,
                            "execution.checkpointing.region.forced-global-failure": "keep-forcing"}, 4)}
 EXPLORED: dict[str, tuple] = {}  # case -> (scenario, graph, representatives, drift, interleavings)
+SHOWN: dict[str, tuple] = {}  # finding -> (its shortest representative, drift)
 
 
 def _build(config, spark) -> list[ObjectStore]:
-    stores = []
+    stores: dict[str, ObjectStore] = {}
+
+    def deep_run(rep, drift, interleavings) -> None:
+        if rep.run_id not in stores:
+            stores[rep.run_id] = ObjectStore.for_run(config, rep.run_id)
+            result, _ = runner.start(stores[rep.run_id], rep.scenario, run_id=rep.run_id, mutant=None, replay="-")
+            checked(rep, result, drift, interleavings)
+
     for case, (overrides, n) in CASES.items():
         scenario = load("forced-global-tier2", overrides=overrides)
         graph = search(scenario, None, n)
         reps = representatives(graph, scenario)
         drift, interleavings = [], {}
         for rep in reps:
-            store = ObjectStore.for_run(config, rep.run_id)
-            result, _ = runner.start(store, rep.scenario, run_id=rep.run_id, mutant=None, replay="-")
-            checked(rep, result, drift, interleavings)
-            stores.append(store)
+            deep_run(rep, drift, interleavings)
         EXPLORED[case] = (scenario, graph, reps, drift, interleavings)
-    return stores
+    for finding, (checkpoints, schedule) in SHORTEST.items():
+        case = FINDING_CASES[finding]
+        scenario = load(case.scenario, overrides=case.overrides)
+        reps = [r for r in representatives(search(scenario, None, case.max_checkpoints), scenario)
+                if r.checkpoints == checkpoints and r.schedule == schedule]
+        drift: list[str] = []
+        for rep in reps:
+            deep_run(rep, drift, {})
+        SHOWN[finding] = (reps[0] if reps else None, drift)
+    return list(stores.values())
 
 
 pooled(__name__, _build)
@@ -87,3 +104,14 @@ def test_keep_forcing_holds_flip_bounds_for_every_n(summaries):
     assert s["proof"]["flip_bounds"] == "every N"
     assert "holds for every N" in s["proof_statement"]
     assert s["exit_code"] == 0 and s["representatives"]["judged"] >= s["states"] - 1
+
+
+@pytest.mark.parametrize("finding", sorted(SHORTEST, key=lambda f: int(f[1:])))
+def test_exploring_a_findings_scenario_reaches_its_shortest_schedule_and_the_suites_show_it(finding, judge_pool):
+    """Each finding found by exploration: its small configuration's search still yields the shortest schedule
+    bench/explore.py found for it as a representative, and the pooled GX pass shows the finding on it."""
+    judged = judge_pool.results(__name__)
+    rep, drift = SHOWN[finding]
+    assert rep is not None, f"the search of {FINDING_CASES[finding]} no longer yields the schedule {SHORTEST[finding]}"
+    assert drift == []
+    assert finding in [f["id"] for f in judged[rep.run_id].findings_shown], judged[rep.run_id].why

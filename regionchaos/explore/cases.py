@@ -5,8 +5,9 @@ Out: `ACCEPTANCE` (name -> `Case`: P = 3, N = 12, every interleaving kind, under
      keep-forcing at P = 4); `MUTANT_CASES` (mutant -> `Case` without the mutant: a small configuration where
      its broken line runs; the mutant and the correct protocol are explored on it); `FINDING_CASES` (finding id
      -> its scenario at a size the explorer accepts, a pinned schedule off and its fault kinds on, or a string:
-     why the finding lies outside the explored actions). ``bench/explore.py`` explores them all and FINDINGS.md
-     ("What exploration shows") gives what they showed.
+     why the finding lies outside the explored actions); `SHORTEST` (finding id -> the shortest schedule on which
+     exploring its case showed it). ``bench/explore.py`` explores them all and FINDINGS.md ("What exploration
+     shows") gives what they showed.
 """
 
 from __future__ import annotations
@@ -78,4 +79,32 @@ FINDING_CASES: dict[str, Case | str] = {
            "(timing.fallback_ms); the explorer covers zero control-plane delays",
     "F15": Case("pr-split-assigned-before-fallback", {**UNSCHEDULED, "faults.decline": 0.1}, None, 3),
     "F16": Case("pr-gateway-stays-closed", {**UNSCHEDULED, "faults.decline": 0.1}, None, 3),
+}
+
+# finding -> (attempts, schedule) of the shortest representative whose judgement shows it, as `bench/explore.py`
+# found it exploring `FINDING_CASES` (tests/test_explore.py checks the search still reaches it and GX shows the
+# finding on it)
+SHORTEST: dict[str, tuple[int, list[dict]]] = {
+    "F1": (5, [{"checkpoint": c, "kind": "decline", "subtask": 2, "vertex": "source"} for c in (1, 2, 3, 4)]),
+    "F2": (3, [{"checkpoint": 2, "kind": "decline", "subtask": 1, "vertex": "source"}]),
+    "F3": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 0, "vertex": "source"},
+               {"checkpoint": 1, "kind": "decline", "subtask": 1, "vertex": "source"}]),
+    "F4": (1, []),
+    "F5": (3, [{"checkpoint": 2, "kind": "decline", "subtask": 1, "vertex": "source"}]),
+    "F6": (4, [{"checkpoint": 1, "kind": "decline", "subtask": 2, "vertex": "source"},
+               {"checkpoint": 2, "kind": "decline", "subtask": 2, "vertex": "source"},
+               {"checkpoint": 3, "kind": "decline", "subtask": 1, "vertex": "source"},
+               {"checkpoint": 3, "kind": "decline", "subtask": 2, "vertex": "source"}]),
+    "F7": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 1, "vertex": "source"},
+               {"checkpoint": 2, "kind": "jobmanager_failover"}]),
+    "F9": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"},
+               {"checkpoint": 2, "kind": "decline", "subtask": 3, "vertex": "source"}]),
+    "F10": (3, [{"checkpoint": 1, "kind": "timeout", "subtask": 3, "vertex": "source"},
+                *({"checkpoint": 2, "kind": "timeout", "subtask": s, "vertex": "source"} for s in (1, 2, 3))]),
+    "F11": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 2, "vertex": "source"}]),
+    "F12": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"},
+                {"checkpoint": 2, "kind": "decline", "subtask": 2, "vertex": "source"},
+                {"checkpoint": 2, "kind": "decline", "subtask": 3, "vertex": "source"}]),
+    "F15": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 0, "vertex": "source"}]),
+    "F16": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"}]),
 }
