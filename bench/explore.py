@@ -83,7 +83,7 @@ def catalogue(spark, only) -> dict:
         cases[f"mutant {mutant}"] = Case(case.scenario, case.overrides, mutant, case.max_checkpoints)
         cases[f"correct {mutant}"] = case
     for finding in FINDINGS:
-        case = FINDING_CASES[finding.id]
+        case = FINDING_CASES.get(finding.id, "no configuration in regionchaos/explore/cases.py yet")
         if only and finding.id not in only:
             continue
         why = case if isinstance(case, str) else accepted(case)

@@ -8,7 +8,8 @@ Out: pass/fail: the naive enumeration reaches exactly the signatures the search 
      no two runs of one state whose futures differ; leaving out any field of the signature makes the search
      merge runs whose futures differ (each field with the smallest configuration that shows it); the model
      takes the emulator's decisions and restores on every representative; the explorer's own predicates find
-     F1's schedule and prove keep-forcing's bound at a fixpoint; refused settings exit 2 naming the field.
+     F1's schedule and prove keep-forcing's bound at a fixpoint; refused settings exit 2 naming the field; every
+     recorded finding and public mutant has an exploration the explorer accepts, or the reason it is outside.
 No Spark: the GX-judged exploration is `tests/test_explore.py`.
 """
 
@@ -17,13 +18,15 @@ from __future__ import annotations
 import pytest
 
 from regionchaos.cli import main
+from regionchaos.explore.cases import FINDING_CASES, MUTANT_CASES, SHORTEST
 from regionchaos.explore.judging import conformance, representatives
 from regionchaos.explore.model import Model
-from regionchaos.explore.scope import Choices
+from regionchaos.explore.scope import Choices, refuse
+from regionchaos.findings import FINDINGS
 from regionchaos.explore.search import PREDICATES, observed, search
 from regionchaos.explore.signature import FIELDS, signature
 from regionchaos.runner import emulate_in_memory
-from regionchaos.scenario import load
+from regionchaos.scenario import MUTANTS, ScenarioError, load
 
 TIER2 = "forced-global-tier2"  # max-consecutive-failures 2, max-failure-ratio 0.5, reset-counter, tolerable 0
 INSIDE = {"faults.subtask_crash": 0.1, "faults.jobmanager_failover": 0.1, "faults.crash_before_metadata": 0.1,
@@ -206,3 +209,22 @@ def test_what_the_signature_does_not_cover_is_refused_naming_it(args, fields, ca
     captured = capsys.readouterr()
     for name in fields:
         assert name in captured.out + captured.err, captured
+
+
+def test_every_finding_and_mutant_has_an_exploration_the_explorer_accepts_or_a_reason():
+    """`regionchaos.explore.cases`: each recorded finding is explored on a configuration the explorer accepts or
+    named outside the explored actions with the reason; each public mutant has a configuration, and the only one
+    refused is the mutant of bounded jobs (bounded sources are outside the signature)."""
+    assert set(FINDING_CASES) == {f.id for f in FINDINGS}
+    assert set(MUTANT_CASES) == set(MUTANTS)
+    refused = []
+    for name, case in [*FINDING_CASES.items(), *MUTANT_CASES.items()]:
+        if isinstance(case, str):
+            assert len(case.split()) >= 8, name  # a reason, not a placeholder
+            continue
+        try:
+            refuse(load(case.scenario, overrides=case.overrides), case.max_checkpoints)
+        except ScenarioError as exc:
+            refused.append((name, "workload.bounded" in str(exc)))
+    assert refused == [("regional-final-checkpoint", True)]
+    assert set(SHORTEST) <= {f for f, case in FINDING_CASES.items() if not isinstance(case, str)}
