@@ -91,17 +91,23 @@ def swarm_sample() -> dict[str, Any]:
 @task(execution_timeout=timedelta(hours=1), multiple_outputs=False, show_return_value_in_logs=False)
 def explore_findings() -> dict[str, Any]:
     """Each finding's scenario at the explorer's size (`regionchaos.explore.cases.FINDING_CASES`: P <= 4, N <= 6),
-    every schedule up to N, the representatives of all of them judged in one GX pass."""
+    every schedule up to N, the representatives of all of them judged in one GX pass; each exploration kept with
+    its report under ``swarms/`` (`regionchaos.explore.report`)."""
     from regionchaos.explore import explore_many
     from regionchaos.explore.cases import FINDING_CASES
+    from regionchaos.explore.report import store_exploration
+    from regionchaos.runner import storage_for
     from regionchaos_airflow.jvmlog import jvm_output_as_warnings
     from regionchaos_airflow.runs import exploration_row
+    from regionchaos_airflow.storage import resolve_storage
 
     if not get_current_context()["params"]["explore_findings"]:
         return {"rows": []}
     cases = {finding: case for finding, case in FINDING_CASES.items() if not isinstance(case, str)}
     with jvm_output_as_warnings():
         summaries = explore_many(list(cases.values()))
+    with storage_for(resolve_storage()) as config:  # kept with their reports: the runs view lists them
+        summaries = [store_exploration(summary, config, None) for summary in summaries]
     rows = [exploration_row(finding, summary) for finding, summary in zip(cases, summaries)]
     for row in rows:
         print(f"{row['finding']:<4} {row['scenario']:<34} {row['states']} states, "

@@ -16,6 +16,8 @@ Out: pass/fail: under tier 2 the suites fail flip_bounds, and the shortest count
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from regionchaos import runner
@@ -115,3 +117,19 @@ def test_exploring_a_findings_scenario_reaches_its_shortest_schedule_and_the_sui
     assert rep is not None, f"the search of {FINDING_CASES[finding]} no longer yields the schedule {SHORTEST[finding]}"
     assert drift == []
     assert finding in [f["id"] for f in judged[rep.run_id].findings_shown], judged[rep.run_id].why
+
+
+def test_the_report_and_the_stored_summary_show_the_exploration_like_a_swarm(summaries, s3_server, tmp_path):
+    """The HTML report carries the outcome, the proof statement and each invariant's shortest counterexample; the
+    summary and the report are kept under swarms/ (where the runs view lists them) and mirrored locally."""
+    from regionchaos.explore.report import build_explore_report, store_exploration
+    from regionchaos.storage import ObjectStore as Store
+
+    page = build_explore_report(summaries["tier2"])
+    assert summaries["tier2"]["proof_statement"] in page.replace("&#39;", "'")
+    assert summaries["tier2"]["counterexamples"]["flip_bounds"]["describe"] in page
+    kept = store_exploration(summaries["keep-forcing"], s3_server.config, str(tmp_path))
+    store = Store(s3_server.config, f"swarms/{kept['explore_id']}")
+    assert json.loads(store.get("summary.json"))["proof_statement"] == summaries["keep-forcing"]["proof_statement"]
+    assert "holds for every N" in store.get("report/index.html").decode()
+    assert (tmp_path / "swarms" / kept["explore_id"] / "report" / "index.html").is_file()

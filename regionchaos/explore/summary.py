@@ -3,12 +3,13 @@
 In:  the explored scenario (its reference, ``--set`` overrides, mutant), the search's `Graph` and the one judging
      pass's `Judged`.
 Out: `summarize(...) -> dict` (what ``--json`` prints): ``states``, ``schedules``, ``verdicts`` (invariant ->
-     valid / invalid / unknown), ``counterexamples`` (invariant -> the shortest failing representative:
-     ``checkpoints``, ``replay``, ``schedule``, ``findings``), ``findings`` (finding id -> the shortest
-     representative that shows it), ``proof`` (invariant -> ``every N``, ``up to N``,
-     ``representatives``, ``counterexample`` or ``unknown``), ``assumptions``, ``outcome`` and ``exit_code``
-     (the policy's, `regionchaos.judge.policy`: the representatives' judgements as a swarm's seeds, with a model
-     that drifted from the emulation or a contradicted predicate unknown) and the rest; `render(summary,
+     valid / invalid / unknown), ``representative_verdicts`` (how many representatives judged each way),
+     ``counterexamples`` (invariant -> the shortest failing representative: ``checkpoints``, ``replay``,
+     ``schedule``, ``findings``), ``findings`` (finding id -> the shortest representative that shows it),
+     ``proof`` (invariant -> ``every N``, ``up to N``, ``representatives``, ``counterexample`` or ``unknown``),
+     ``assumptions``, ``outcome`` and ``exit_code`` (the policy's, `regionchaos.judge.policy`: the
+     representatives' judgements as a swarm's seeds, with a model that drifted from the emulation or a
+     contradicted predicate unknown) and the rest; `render(summary,
      console)`: the same for a reader.
 
 What each proof value claims:
@@ -25,6 +26,7 @@ What each proof value claims:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.markup import escape
@@ -73,6 +75,7 @@ def summarize(scenario_ref: str, overrides: dict, scenario: Scenario, mutant: st
         "states": len(graph.nodes), "schedules": int(round(graph.schedules())), "transitions": graph.transitions,
         "discarded": graph.discarded, "fixpoint": graph.fixpoint, "actions": "full" if graph.full else "reduced",
         "representatives": {**counts, "judged": len(reps)},
+        "representative_verdicts": {v.value: sum(results[r.run_id].verdict == v for r in reps) for v in Verdict},
         "verdicts": verdicts, "counterexamples": counterexamples, "proof": proof,
         "proof_statement": statement(scenario, graph, verdicts, proof, max_checkpoints),
         "assumptions": assumptions(scenario, graph),
@@ -105,7 +108,9 @@ def exploration_outcome(scenario_ref: str, overrides: dict, mutant: str | None, 
     records = [{**judged.results[r.run_id].fields(), "seed": r.scenario.seed, "run_id": r.run_id,
                 "replay": replay(scenario_ref, overrides, mutant, r)}
                for r in judged.reps]
-    outcomes = [swarm_outcome(records, mutant=mutant, seeds=len(records))]
+    swarm = swarm_outcome(records, mutant=mutant, seeds=len(records))
+    outcomes = [replace(swarm, sentence=swarm.sentence.replace(f"swarm of {len(records)} seed(s)",
+                                                               f"{len(records)} representative schedules", 1))]
     if judged.drift:
         outcomes.append(infrastructure(f"{len(judged.drift)} representatives' emulations decided otherwise than "
                                        f"the model: {judged.drift[0]}"))
@@ -224,3 +229,5 @@ def render(summary: dict, console) -> None:
     reached = [k for k, n in sorted(s["interleavings"].items()) if n]
     if reached:
         say(f"interleavings the judged runs went through: {', '.join(reached)}")
+    if s.get("report"):
+        say(f"report: {escape(s.get('local_report') or s['report'])}")
