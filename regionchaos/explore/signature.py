@@ -71,6 +71,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .model_base import ARRIVE, CANCELLER, DUE, FALLBACK_DONE, FINALIZED, INTERVAL, LAND_REST
+
 FIELDS = ("counter", "latest_depth", "streak", "fallback", "failures", "rescales", "inflight")
 
 
@@ -106,8 +108,6 @@ def _entry(model, entry, latest_id, cap: int):
 
 
 def _inflight(model, cap: int):
-    from .model import DUE, FALLBACK_DONE
-
     coord = model.coord
     live = {cid for cid, a in model.attempts.items() if model.live(a)}
     queued = [e for e in model.queue if not (e[2] == FALLBACK_DONE and e[3][0] not in live)]
@@ -148,8 +148,6 @@ def _inflight(model, cap: int):
 
 def _args(kind: str, args: tuple, rel, index: int) -> tuple:
     """A queued event's arguments with checkpoint ids and attempt indices relative, an ack's states as ``ack``."""
-    from .model import ARRIVE, CANCELLER, DUE, FALLBACK_DONE, FINALIZED, INTERVAL, LAND_REST
-
     if kind in (INTERVAL, DUE):
         return (args[0] - index,)
     if kind == ARRIVE:
