@@ -2,7 +2,9 @@
 
 In:  `forced-global-tier2` at parallelism 3 with declines (FLIP tier 2: reset-counter), and the same with
      keep-forcing, each explored up to 5 and 4 checkpoint attempts (`regionchaos.explore.search`); every representative
-     schedule (`regionchaos.explore.judging.representatives`) run as a deep run into the session's S3 server and
+     schedule (`regionchaos.explore.judging.representatives`: here each state's first path and each predicate's
+     first violation; the kinds of step `regionchaos explore` adds are judged in bench/explore.py, to keep this
+     module's cost down) run as a deep run into the session's S3 server and
      judged in the session's one pooled GX pass (tests/judge_pool.py), as `regionchaos explore` judges them in its
      own pass.
      Each finding the explorer finds: the shortest schedule bench/explore.py found for it, reached again by the
@@ -50,7 +52,7 @@ def _build(config, spark) -> list[ObjectStore]:
 
     for case, (overrides, n) in CASES.items():
         scenario = load("forced-global-tier2", overrides=overrides)
-        graph = search(scenario, None, n)
+        graph = search(scenario, None, n, kinds=0)  # each state's path and each predicate's first violation
         reps = representatives(graph, scenario)
         drift, interleavings = [], {}
         for rep in reps:
