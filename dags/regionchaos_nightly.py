@@ -88,14 +88,41 @@ def swarm_sample() -> dict[str, Any]:
     return {"seeds": seeds, "rows": swarm_rows(result)}
 
 
+@task(execution_timeout=timedelta(hours=1), multiple_outputs=False, show_return_value_in_logs=False)
+def explore_findings() -> dict[str, Any]:
+    """Each finding's scenario at the explorer's size (`regionchaos.explore.cases.FINDING_CASES`: P <= 4, N <= 6),
+    every schedule up to N, the representatives of all of them judged in one GX pass; each exploration kept with
+    its report under ``swarms/`` (`regionchaos.explore.report`)."""
+    from regionchaos.explore import explore_many
+    from regionchaos.explore.cases import FINDING_CASES
+    from regionchaos.explore.report import store_exploration
+    from regionchaos.runner import storage_for
+    from regionchaos_airflow.jvmlog import jvm_output_as_warnings
+    from regionchaos_airflow.runs import exploration_row
+    from regionchaos_airflow.storage import resolve_storage
+
+    if not get_current_context()["params"]["explore_findings"]:
+        return {"rows": []}
+    cases = {finding: case for finding, case in FINDING_CASES.items() if not isinstance(case, str)}
+    with jvm_output_as_warnings():
+        summaries = explore_many(list(cases.values()))
+    with storage_for(resolve_storage()) as config:  # kept with their reports: the runs view lists them
+        summaries = [store_exploration(summary, config, None) for summary in summaries]
+    rows = [exploration_row(finding, summary) for finding, summary in zip(cases, summaries)]
+    for row in rows:
+        print(f"{row['finding']:<4} {row['scenario']:<34} {row['states']} states, "
+              f"{'found' if row['found'] else 'NOT found'}; {row['outcome']['sentence']}", flush=True)
+    return {"rows": rows}
+
+
 @task(trigger_rule=TriggerRule.ALL_DONE, retries=0, multiple_outputs=False)
 def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
-              swarm: dict[str, Any] | None) -> dict[str, Any]:
+              swarm: dict[str, Any] | None, explored: dict[str, Any] | None) -> dict[str, Any]:
     """Fail (one line, `RunFailed`) when a scenario's outcome is not green by the one outcome table (README:
-    Outcomes; a missing row counts as a failure) or the swarm sample's is not (an unexplained invalid, unknown
-    or missing seed)."""
+    Outcomes; a missing row counts as a failure), the swarm sample's is not (an unexplained invalid, unknown
+    or missing seed), or an exploration of a finding's scenario is not (or no longer finds its finding)."""
     from regionchaos_airflow.operators import NOTE_XCOM, RunFailed, nightly_note
-    from regionchaos_airflow.runs import judge_nightly, judge_swarm, mapped_rows, skipped_runs
+    from regionchaos_airflow.runs import judge_explorations, judge_nightly, judge_swarm, mapped_rows, skipped_runs
 
     rows = mapped_rows(rows)
     for row in rows:
@@ -107,6 +134,7 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
         problems.append("swarm sample: no result (its task failed)")
     elif swarm["seeds"]:
         problems += [f"swarm sample: {p}" for p in judge_swarm(swarm["rows"], mutant=None, seeds=swarm["seeds"])[1]]
+    problems += judge_explorations(None if explored is None else explored["rows"])
     get_current_context()["ti"].xcom_push(NOTE_XCOM, nightly_note(plan, rows, swarm, problems))
     if problems:
         raise RunFailed(f"nightly chaos matrix failed, {len(problems)} problem(s): " + "; ".join(problems))
@@ -140,6 +168,14 @@ def summarize(plan: list[dict[str, Any]], rows: list[dict[str, Any]],
                         "swarm's fast path; the first seed comes from the run's date, so each night explores "
                         "new seeds. 0: no swarm. About 15 seeds a second on 2 cores.",
         ),
+        "explore_findings": Param(
+            True,
+            type="boolean",
+            title="Explore the findings' scenarios",
+            description="Every schedule of up to a few checkpoints of each finding's scenario at parallelism "
+                        "up to 4 (`regionchaos explore`), judged in one pass: each must show its finding and "
+                        "nothing unexplained. A few minutes on 2 cores.",
+        ),
     },
     tags=["regionchaos", "chaos", "scheduled"],
     default_args={"owner": "regionchaos", "retries": 1, "retry_delay": timedelta(minutes=5)},
@@ -153,14 +189,16 @@ def regionchaos_nightly():
     validates and reports through `regionchaos.runner` (or, with the Variable
     `regionchaos_spark_conn_id` set, `emulate` spark-submits `spark_jobs/emulate.py` to
     the cluster), then `publish_report` checks the report is in storage. `swarm_sample`
-    judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.swarm`).
+    judges `swarm_seeds` smoke seeds on the swarm's fast path (`regionchaos.swarm`). `explore_findings`
+    explores each finding's scenario at a small size (`regionchaos.explore`).
     `summarize` holds every run to the one outcome table (README: Outcomes) and fails the DAG run
     when one is not green: a violation no recorded finding explains, a finding's scenario that no
-    longer fails for the invariant it names, a run or swarm seed unknown or missing.
+    longer fails for the invariant it names, a run or swarm seed unknown or missing, an exploration
+    with an unexplained violation or that no longer finds its finding.
     """
 
     plan = plan_runs()
-    summarize(plan, run_scenario.expand(entry=plan), swarm_sample())
+    summarize(plan, run_scenario.expand(entry=plan), swarm_sample(), explore_findings())
 
 
 regionchaos_nightly()

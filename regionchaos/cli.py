@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import runner
+from .explore import command as explore_command
 from .flink.dist import FlinkNotInstalled, find_dist
 from .judge.policy import bad_input, done, infrastructure
 from .progress import suite_progress
@@ -255,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crash", type=float, help="per region and checkpoint: probability of a region failover "
                    "(default 0.002)")
     _storage_args(p)
+
+    explore_command.add_parser(sub, EPILOG, _storage_args)
 
     sub.add_parser("scenarios", help="list the scenario catalogue")
     sub.add_parser("mutants", help="list the mutants")
@@ -492,6 +495,11 @@ def cmd_replay(args, console: Console) -> int:
     return summary["outcome"]["exit_code"]
 
 
+def cmd_explore(args, console: Console) -> int:
+    check_storage_args(args)
+    return explore_command.run(args, console, _storage(args))
+
+
 def cmd_swarm(args, console: Console) -> int:
     checked = check_swarm(args)
     with _suite_lines(console):
@@ -590,7 +598,7 @@ def _dispatch(args, console: Console) -> int:
             console.print(f"[bold]{escape(name)}[/bold]: {escape(what)}", highlight=False)
         return done("the mutants listed").exit_code
     commands = {"run": cmd_run, "replay": cmd_replay, "pin": cmd_pin, "shrink": cmd_shrink, "study": cmd_study,
-                "swarm": cmd_swarm}
+                "swarm": cmd_swarm, "explore": cmd_explore}
     return commands[args.command](args, console)
 
 

@@ -221,8 +221,9 @@ def _chain_depth(store, cp):
 @pytest.mark.parametrize("policy,expect_depth", [("reset-counter", 3), ("keep-forcing", None)])
 def test_finding_tier2_reset_lets_ref_chain_exceed_bound(policy, expect_depth):
     """The shortest schedule (max-consecutive-failures = 2): G, R, R, forced
-    global fails (abort, tier 2 resets the counter), R again: chain 5 -> 4 -> 3 -> 2
-    has depth 3 > 2. The dev list's alternative (keep forcing) keeps the bound."""
+    global fails (abort, tier 2 resets the counter), R again: chain 5 -> 3 -> 2 -> 1
+    (checkpoint 4 was aborted, so no chain passes through it) has depth 3 > 2. The dev
+    list's alternative (keep forcing) keeps the bound."""
     coord, owned = _fresh(max_consecutive=2, policy=policy, retained=10)
     r0 = {("src", 0)}
     statuses = [run_checkpoint(coord, owned).status]

@@ -439,12 +439,14 @@ def test_nightly_graph_maps_a_task_group_over_the_catalogue(dagbag):
     dag = dagbag.dags["regionchaos_nightly"]
     assert type(dag.timetable).__name__ == "CronTriggerTimetable" and dag.timetable.expression == "0 2 * * *"
     assert {t.task_id for t in dag.tasks} == {
-        "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "swarm_sample", "summarize"}
+        "plan_runs", "run_scenario.chaos_run", "run_scenario.publish_report", "swarm_sample", "explore_findings",
+        "summarize"}
     assert edges(dag) >= {("plan_runs", "run_scenario.chaos_run"),
                           ("run_scenario.chaos_run", "run_scenario.publish_report"),
                           ("run_scenario.publish_report", "summarize"), ("plan_runs", "summarize"),
-                          ("swarm_sample", "summarize")}
+                          ("swarm_sample", "summarize"), ("explore_findings", "summarize")}
     assert dag.params["swarm_seeds"] == 100  # a nightly slot on a small machine: ~1 min
+    assert dag.params["explore_findings"] is True
     group = dag.task_group_dict["run_scenario"]
     assert type(group).__name__ == "MappedTaskGroup"
     for task_id in ("run_scenario.chaos_run", "run_scenario.publish_report"):
@@ -587,6 +589,24 @@ def test_a_result_row_carries_the_judgement_the_nightly_holds_it_to():
     # a row read back from a summary that does not store its standing is never read more favourably
     legacy = {k: v for k, v in summary.items() if k not in ("standing", "why", "as_expected")}
     assert result_row(legacy)["outcome"]["kind"] == "violation" and judge_nightly(plan, [result_row(legacy)])
+
+
+def test_the_nightly_explorations_fail_it_when_not_green_or_their_finding_is_gone():
+    from regionchaos.judge.policy import infrastructure, swarm_outcome
+    from regionchaos_airflow.runs import exploration_row, judge_explorations
+
+    def summary(outcome, shown):
+        return {"scenario": "pr-gateway-stays-closed", "overrides": {}, "max_checkpoints": 3, "states": 4,
+                "schedules": 4096, "proof_statement": "...", "findings": shown, "outcome": outcome.as_dict()}
+
+    green = swarm_outcome([{"seed": 1, "verdict": "valid", "standing": "valid"}], seeds=1)
+    found = {"F16": {"checkpoints": 2}}
+    assert judge_explorations([exploration_row("F16", summary(green, found))]) == []
+    (gone,) = judge_explorations([exploration_row("F16", summary(green, {}))])
+    assert "no representative shows F16 within 3 attempts" in gone
+    red = judge_explorations([exploration_row("F16", summary(infrastructure("the model drifted"), found))])
+    assert red == ["exploration of pr-gateway-stays-closed for F16: the model drifted"]
+    assert "no result" in judge_explorations(None)[0]
 
 
 # -- real Flink (backend flink) --------------------------------------------------------------------

@@ -277,15 +277,16 @@ def test_the_nightly_dag_is_red_on_any_run_the_table_makes_red(case, judged, s3_
     plan = [{"scenario_name": CASES[case][0], "run_id": _run_id(case)}]
     rows = [airflow.runs.result_row(summary_of(judged, case, s3_server.config))]
     if EXPECTED[case][1] == 0:
-        assert airflow.nightly.summarize.function(plan, rows, {"seeds": 0, "rows": []}) == {"runs": 1, "problems": []}
+        no_swarm, no_exploration = {"seeds": 0, "rows": []}, {"rows": []}
+        assert airflow.nightly.summarize.function(plan, rows, no_swarm, no_exploration) == {"runs": 1, "problems": []}
         assert "as expected" in ti.xcom["regionchaos_note"]
     else:
         with pytest.raises(airflow.failed, match=re.escape(SAYS[case])):
-            airflow.nightly.summarize.function(plan, rows, {"seeds": 0, "rows": []})
+            airflow.nightly.summarize.function(plan, rows, {"seeds": 0, "rows": []}, {"rows": []})
     # its swarm sample by the same table
     sample = {"seeds": 1, "rows": airflow.runs.swarm_rows(swarm_summary(judged, case, s3_server.config))}
     if case == "finding":
-        airflow.nightly.summarize.function(plan, rows, sample)
+        airflow.nightly.summarize.function(plan, rows, sample, {"rows": []})
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -843,3 +843,20 @@ def test_swarm_reports_are_listed_and_served_sandboxed(configured, auth, client,
     assert report.status_code == 200 and report.text == "<h1>swarm</h1>" and "sandbox" in csp(report)
     assert client.get(f"/swarms/{swarm_id}/summary.json", headers=headers).status_code == 404
     assert client.get(f"/swarms/{swarm_id}/report/index.html").status_code == 401
+
+
+def test_an_exploration_is_listed_like_a_swarm_with_its_proof(configured, auth, client, storage):
+    """`regionchaos explore` keeps its summary and report under swarms/ (`regionchaos.explore.report`): listed
+    with its representatives' verdicts and its proof statement, not its per-invariant verdicts as counts."""
+    s3 = storage.client()
+    explore_id = f"explore-view-{uuid.uuid4().hex[:6]}"
+    proof = "flip_bounds holds for every N: the capped abstraction reached a fixpoint after 4 checkpoints"
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{explore_id}/report/index.html", Body=b"<h1>exploration</h1>")
+    s3.put_object(Bucket=storage.bucket, Key=f"swarms/{explore_id}/summary.json", Body=json.dumps(
+        {"scenario": "forced-global-tier2", "mutant": None, "verdicts": {"flip_bounds": "valid"},
+         "representative_verdicts": {"valid": 16, "invalid": 1, "unknown": 0}, "proof_statement": proof}).encode())
+    s3.close()
+    page = client.get("/", headers=bearer(auth("viewer"))).text
+    item = page.split(f'<li data-swarm-id="{explore_id}">')[1].split("</li>")[0]
+    assert "forced-global-tier2" in item and "16 valid" in item and '<span class="fail">1 invalid</span>' in item
+    assert f'<span class="proof">exploration: {proof}</span>' in item

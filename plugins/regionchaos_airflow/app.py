@@ -288,7 +288,9 @@ def list_studies(config, *, limit: int = STUDIES_LISTED) -> list[dict[str, Any]]
 
 def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
     """The newest ``limit`` swarms with a report (``swarms/SWARM_ID/report/index.html``), newest
-    first: id, when, and their seeds' verdicts from ``swarms/SWARM_ID/summary.json`` if readable."""
+    first: id, when, and their seeds' verdicts from ``swarms/SWARM_ID/summary.json`` if readable. An
+    exploration kept there (`regionchaos.explore.report`) is listed alike: its representatives as the seeds,
+    with its proof statement (``proof``)."""
     client = config.client()
     heads = []
     for page in client.get_paginator("list_objects_v2").paginate(
@@ -304,7 +306,11 @@ def list_swarms(config, *, limit: int = SWARMS_LISTED) -> list[dict[str, Any]]:
             doc, _, problem = _read_json(client, config.bucket, f"{SWARMS_PREFIX}/{swarm_id}/summary.json")
         except Exception:  # noqa: BLE001 - a report without a readable summary is still linked
             doc, problem = None, "no summary.json"
-        if problem is None and isinstance(doc, dict) and isinstance(doc.get("verdicts"), dict):
+        if problem is None and isinstance(doc, dict) and isinstance(doc.get("representative_verdicts"), dict):
+            # an exploration (`regionchaos.explore.report`): its representatives' verdicts and its proof
+            row.update(verdicts={k: doc["representative_verdicts"].get(k, 0) for k in ("valid", "invalid", "unknown")},
+                       scenario=doc.get("scenario"), mutant=doc.get("mutant"), proof=str(doc.get("proof_statement")))
+        elif problem is None and isinstance(doc, dict) and isinstance(doc.get("verdicts"), dict):
             row.update(verdicts={k: doc["verdicts"].get(k, 0) for k in ("valid", "invalid", "unknown")},
                        scenario=doc.get("scenario"), mutant=doc.get("mutant"))
         rows.append(row)

@@ -7,8 +7,8 @@ Out: storage-safe run ids (`run_key`), whether a stored folder is shown and serv
      (`listable_run_id`), a plugin page's address inside Airflow's UI (`in_airflow`), why a stored
      summary cannot be shown (`summary_problem`), compact result rows (`result_row`, each with its outcome
      by the one policy table), and the lists of problems that fail the nightly and swarm summary tasks
-     (`judge_nightly`, `judge_swarm`: the runs' and the swarm's outcomes, `regionchaos.judge.policy`). Pure
-     functions: no Airflow, no storage.
+     (`judge_nightly`, `judge_swarm`, `judge_explorations`: the runs', the swarm's and the explorations'
+     outcomes, `regionchaos.judge.policy`). Pure functions: no Airflow, no storage.
 
 The DAG files import this module while they are parsed: what imports boto3 or pyarrow (`regionchaos.swarm`)
 is imported inside the function that needs it.
@@ -310,3 +310,32 @@ def judge_swarm(rows: list[dict[str, Any]], *, mutant: str | None, seeds: int) -
     problems: an empty list means the swarm passes."""
     outcome = swarm_outcome(rows, mutant=mutant, seeds=seeds)
     return outcome, [] if outcome.green else list(outcome.problems)
+
+
+MAX_EXPLORATION_PROBLEMS = 3  # problem lines per exploration (each names a representative and its replay line)
+
+
+def exploration_row(finding: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """What the nightly keeps of one exploration of a finding's scenario (`regionchaos.explore.summary`): its
+    size, proof statement, whether a representative showed the finding, and its outcome (the policy's)."""
+    return {"finding": finding, "scenario": summary["scenario"], "overrides": summary["overrides"],
+            "max_checkpoints": summary["max_checkpoints"], "states": summary["states"],
+            "schedules": summary["schedules"], "proof": summary["proof_statement"],
+            "found": finding in summary["findings"], "shortest": summary["findings"].get(finding),
+            "outcome": summary["outcome"]}
+
+
+def judge_explorations(rows: list[dict[str, Any]] | None) -> list[str]:
+    """The problems of the nightly's explorations (`exploration_row`): one that is not green by the outcome table
+    (its representatives as a swarm's seeds), one whose representatives no longer show its finding, and no
+    result at all (the task failed). An empty list means they pass."""
+    if rows is None:
+        return ["exploration of the findings' scenarios: no result (its task failed)"]
+    out = []
+    for row in rows:
+        what = f"exploration of {row['scenario']} for {row['finding']}"
+        if not row["outcome"]["green"]:
+            out += [f"{what}: {line}" for line in row["outcome"]["problems"][:MAX_EXPLORATION_PROBLEMS]]
+        if not row["found"]:
+            out.append(f"{what}: no representative shows {row['finding']} within {row['max_checkpoints']} attempts")
+    return out
