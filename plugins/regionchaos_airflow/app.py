@@ -561,7 +561,8 @@ def index(request: Request, q: str = Query("", max_length=200),
         studies = list_studies(config)
         swarms = list_swarms(config)
     except Exception as exc:
-        return _html(lambda nonce: _page(f"<p>{html.escape(_unreachable(exc).detail)}</p>", nonce), status_code=503)
+        detail = _unreachable(exc).detail
+        return _html(lambda nonce: _page(f"<p>{html.escape(detail)}</p>", nonce), status_code=503)
     from regionchaos.scenario import INVARIANTS
     from regionchaos_airflow.trend import chart_data, nightly_points
 
