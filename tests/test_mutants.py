@@ -62,7 +62,9 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-late-ack-completes-global": {"decisions_follow_rules", "exactly_once_output"},
             "concurrent-fallback-skips-newer": {"exactly_once_output"},
             "pr-split-assigned-before-fallback": {"reachable_global_state"},
-            "pr-gateway-stays-closed": {"liveness", "reachable_global_state"}}
+            "pr-gateway-stays-closed": {"liveness", "reachable_global_state"},
+            "pr-store-failure-leaks-slot": {"liveness"},
+            "concurrent-regional-past-bound": {"flip_bounds"}}
 
 
 def _frozen(overrides: dict) -> str:

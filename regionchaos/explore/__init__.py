@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..judge.engine import judging_session
 from ..scenario import check_mutant, load
 from .judging import judge_many, representatives
 from .scope import refuse
@@ -55,8 +56,6 @@ def explore_many(cases: list[Case], *, spark=None, progress=None) -> list[dict]:
         loaded.append((case, scenario, mutant))
     graphs = [search(scenario, mutant, case.max_checkpoints, progress=progress) for case, scenario, mutant in loaded]
     if spark is None:
-        from ..judge.engine import judging_session
-
         spark = judging_session()
     reps = [representatives(graph, scenario) for graph, (_, scenario, _) in zip(graphs, loaded)]
     judged = judge_many(spark, [(r, mutant) for r, (_, _, mutant) in zip(reps, loaded)])

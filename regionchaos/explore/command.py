@@ -14,6 +14,10 @@ import argparse
 import json
 
 from ..run import parse_set
+from ..runner import storage_for
+from . import explore
+from .report import store_exploration
+from .summary import render
 
 DESCRIPTION = """\
 Every schedule of up to N checkpoint attempts of a small scenario (parallelism up to 4, N up to 12):
@@ -45,11 +49,6 @@ def add_parser(sub, epilog: str, storage_args) -> None:
 
 
 def run(args, console, storage) -> int:
-    from ..runner import storage_for
-    from . import explore
-    from .report import store_exploration
-    from .summary import render
-
     summary = explore(args.scenario, overrides=parse_set(args.overrides), mutant=args.mutant,
                       max_checkpoints=args.max_checkpoints)
     with storage_for(storage) as config:

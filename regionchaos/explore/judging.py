@@ -25,6 +25,7 @@ from .. import runner
 from .. import tables as tables_mod
 from ..history import Kind
 from ..judge import Judgement, crashed
+from ..judge.runs import judge_rows
 from ..scenario import Scenario, from_dict
 from .scope import Action
 from .search import Graph, Transition
@@ -147,8 +148,6 @@ def judge_many(spark, explorations: list[tuple[list[Representative], str | None]
     explorations share (the same scenario, schedule and mutant) is emulated and judged once; a drift is counted
     where it was emulated. A judgement depends on the run's checks and scenario only: the mutant it ran is named
     on it afterwards."""
-    from ..judge.runs import judge_rows
-
     rows: dict[str, list[tuple]] = {name: [] for name in tables_mod.TABLES}
     records: list[dict] = []
     scenario_of: dict[str, Scenario] = {}

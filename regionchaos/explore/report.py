@@ -17,6 +17,7 @@ import json
 import os
 
 from ..report import CSS, VERDICT_COLOURS, template
+from ..storage import ObjectStore
 
 SWARMS_PREFIX = "swarms"  # regionchaos.swarm.SWARMS_PREFIX: what the runs view lists
 
@@ -36,8 +37,6 @@ def build_explore_report(summary: dict) -> str:
 def store_exploration(summary: dict, config, local_dir: str | None) -> dict:
     """Keep the summary and its report (see the module docstring); the summary with ``explore_id``,
     ``prefix``, ``report`` and, with ``local_dir``, ``local_report``."""
-    from ..storage import ObjectStore
-
     eid = explore_id(summary)
     store = ObjectStore(config, f"{SWARMS_PREFIX}/{eid}")
     store.check_ready()
