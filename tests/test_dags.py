@@ -938,3 +938,20 @@ def test_a_task_stores_its_dag_run_beside_the_summary_and_never_rewrites_it(s3_s
     # (other workers' tests write to the same bucket meanwhile: only a key naming "x" or ".." can be this call's)
     written = every_key() - before
     assert not {k for k in written if {"x", ".."} & set(k.split("/"))}, written
+
+
+def test_a_finding_is_shown_only_where_its_mechanism_tags_its_rows():
+    """F1 and F18 both declare the consecutive-regional bound for a smoke swarm seed; a run shows the one whose
+    mechanism tagged its violating rows, both when both did, and (no tags recorded) every one that declares it."""
+    from regionchaos.scenario import load
+
+    smoke = load("smoke", overrides={"faults.swarm": True})
+    rule = "flip_bounds.consecutive_regional_within_bound"
+    failed = {"flip_bounds": [rule.split(".")[1]]}
+
+    def shown(tags):
+        return [f["id"] for f in _judged(smoke, "r", failed, tags={rule: tags})["findings_shown"]]
+
+    assert shown({"F1": 2}) == ["F1"]
+    assert shown({"F1,F18": 1, "F1": 1}) == ["F1", "F18"]
+    assert shown({"F18": 2}) == ["F18"]

@@ -69,7 +69,9 @@ FINDING_CASES: dict[str, Case | str] = {
     "F6": Case("pr-forced-ratio-abort", P3, None, 5),
     "F7": Case("pr-jobmanager-counter", P2, None, 5),
     "F9": Case("pr-forced-failure-fails-job", {**UNSCHEDULED, "faults.decline": 0.1}, None, 4),
-    "F10": Case("pr-split-handed-back", {**UNSCHEDULED, "faults.timeout": 0.1}, None, 3),
+    # F10's own scenario (silent tasks) shows it only past N = 3; a decline on F15's shows it as a later checkpoint's
+    # split assignment (expectations/mechanisms/F10/handed_back_still_read.sql)
+    "F10": Case("pr-split-assigned-before-fallback", {**UNSCHEDULED, "faults.decline": 0.1}, None, 3),
     "F11": Case("pr-upscale-fresh-fallback", {**P2, **UNSCHEDULED, "faults.decline": 0.1, "workload.splits": 4,
                                               "rescale": [{"after_checkpoint": 0, "parallelism": 3}]}, None, 3),
     "F12": Case("pr-abort-completes-regional", {**UNSCHEDULED, "faults.decline": 0.1}, None, 3),
@@ -103,12 +105,11 @@ SHORTEST: dict[str, tuple[int, list[dict]]] = {
                {"checkpoint": 2, "kind": "jobmanager_failover"}]),
     "F9": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"},
                {"checkpoint": 2, "kind": "decline", "subtask": 3, "vertex": "source"}]),
-    "F10": (3, [{"checkpoint": 1, "kind": "timeout", "subtask": 3, "vertex": "source"},
-                *({"checkpoint": 2, "kind": "timeout", "subtask": s, "vertex": "source"} for s in (1, 2, 3))]),
+    "F10": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 0, "vertex": "source"}]),
     "F11": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 2, "vertex": "source"}]),
     "F12": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"},
                 {"checkpoint": 2, "kind": "decline", "subtask": 2, "vertex": "source"},
                 {"checkpoint": 2, "kind": "decline", "subtask": 3, "vertex": "source"}]),
-    "F15": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 0, "vertex": "source"}]),
+    "F15": (3, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"}]),
     "F16": (2, [{"checkpoint": 1, "kind": "decline", "subtask": 3, "vertex": "source"}]),
 }

@@ -156,6 +156,16 @@ def standing_of(scenario: Scenario | None, verdict: str, shows: dict, *, error: 
     return (FINDING if failed else VALID), ""
 
 
+def _shows(finding, rule: str, shows: dict) -> bool:
+    """Does the run show ``finding`` through the failed ``rule``: its mechanism tagged a violating row of it, or
+    the finding checks the rule wholesale (`Finding.unchecked`)? A run that does not record its rows' tags for
+    the rule shows every finding that declares it."""
+    tags = (shows.get("explained") or {}).get(rule)
+    if rule in finding.unchecked or tags is None:
+        return True
+    return any(n and finding.id in tag.split(",") for tag, n in tags.items())
+
+
 def judgement_of(run_id: str, checks: list[dict], *, scenario: Scenario | None, mutant: str | None,
                  error: str | None = None, must_show: bool | None = None, stats: dict | None = None,
                  wall_seconds: dict | None = None, frames: dict | None = None) -> Judgement:
@@ -172,8 +182,11 @@ def judgement_of(run_id: str, checks: list[dict], *, scenario: Scenario | None, 
     applying = findings.applicable(scenario) if scenario is not None else []
     listed = [{"id": f.id, "title": f.title, "invariants": list(f.invariants_for(scenario)),
                "rules": list(f.rules_for(scenario))} for f in applying]
-    shown = [{"id": f["id"], "title": f["title"], "rules": sorted(set(shows["failed_rules"]) & set(f["rules"]))}
-             for f in listed if set(shows["failed_rules"]) & set(f["rules"])]
+    shown = []
+    for f in applying:
+        rules = sorted(r for r in set(shows["failed_rules"]) & set(f.rules_for(scenario)) if _shows(f, r, shows))
+        if rules:
+            shown.append({"id": f.id, "title": f.title, "rules": rules})
     return Judgement(run_id=run_id, checks=checks, verdict=verdict, failed=shows["failed"], unknown=shows["unknown"],
                      failed_rules=shows["failed_rules"], explained=shows["explained"], mutant=mutant or None,
                      findings=listed, findings_shown=shown, standing=standing, why=why, error=error,
