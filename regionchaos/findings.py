@@ -203,7 +203,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F16", ("liveness.held_split_delivered", "reachable_global_state.split_assignment_consistent"),
             "PR: a source subtask that declined a REGIONAL checkpoint before its snapshot keeps its coordinator "
             "gateway closed: splits assigned to it are held until it restarts",
-            lambda sc: _pr(sc) and _may_draw(sc, "decline") and (sc.faults.swarm or _splits_assigned_late(sc))),
+            lambda sc: _pr(sc) and _may_draw(sc, "decline") and _splits_assigned_late(sc)),
     Finding("F17", ("liveness.global_after_faults",),
             "PR: a REGIONAL checkpoint the completed checkpoint store refuses stays pending for good: it holds its "
             "concurrent-checkpoint slot and no checkpoint is triggered again until a new JobManager",

@@ -201,6 +201,7 @@ def test_the_predicates_find_f1_and_keep_forcing_closes_without_breaking_them():
     (["--scenario", "smoke", "--max-checkpoints", "13", "--set", "topology.parallelism=5", "--set",
       "faults.ack_loss=0.1"], ["--max-checkpoints", "topology.parallelism", "faults.ack_loss"]),
     (["--scenario", "smoke", "--set", "timing.fallback_ms=[0, 5]"], ["timing.fallback_ms"]),
+    (["--scenario", "smoke", "--set", "faults.store_failure=0.1"], ["faults.store_failure"]),
     (["--scenario", "smoke", "--set", "execution.checkpointing.region.enabled=false", "--set", "faults.inside=0.5"],
      ["faults.inside"]),
 ])
