@@ -1,5 +1,5 @@
 """The cluster path, for real: a Spark standalone master and one worker on 127.0.0.1, started
-from the pyspark distribution (``spark-class``), run (a) a swarm of a few hundred seeds and
+from the pyspark distribution (``spark-class``), run (a) a swarm of a dozen seeds (six Spark tasks on the executors) and
 (b) the manual DAG with the Spark connection set, which spark-submits the emulation.
 
 The worker stands for another machine: its Python has the dependencies but not this package
@@ -159,21 +159,21 @@ def test_the_worker_cannot_import_the_package_unless_it_is_shipped(cluster):
 
 
 def test_a_swarm_runs_on_the_standalone_cluster(cluster, s3_server, tmp_path):
-    """`regionchaos swarm --seeds 60 --mutant failed-region-commits` with the master set: every
+    """`regionchaos swarm --seeds 12 --mutant failed-region-commits` with the master set (5 of the 12 catch it): every
     seed emulated by the worker's executors from the shipped package and judged by the suites,
     the mutant caught through the notifications suite; a failing seed's cluster record is what
     the same seed gives emulated here."""
     env = {**_base_env(), "REGIONCHAOS_SPARK_MASTER": cluster.master}
     config = s3_server.config
     proc = subprocess.run(
-        [str(BIN / "regionchaos"), "swarm", "--seeds", "60", "--scenario", "smoke", "--mutant",
+        [str(BIN / "regionchaos"), "swarm", "--seeds", "12", "--scenario", "smoke", "--mutant",
          "failed-region-commits", "--partitions", "6", "--s3-endpoint", config.endpoint_url,
          "--bucket", config.bucket, "--local-dir", str(tmp_path), "--json"],
         env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert proc.stdout.strip(), proc.stderr[-4000:] + cluster.log_tail()
     result = json.loads(proc.stdout)
     assert proc.returncode == 1, (result["verdicts"], proc.stderr[-3000:])
-    assert result["judged"] == 60 and result["unknown"] == 0, result["verdicts"]
+    assert result["judged"] == 12 and result["unknown"] == 0, result["verdicts"]
     assert any("notifications" in f["failed"] for f in result["failing"]), result["failing"]
     apps = [a for a in cluster.apps() if a["name"] == "regionchaos"]
     assert apps, cluster.apps()  # it ran on the cluster, not on a local master

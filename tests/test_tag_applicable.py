@@ -72,3 +72,20 @@ def test_the_rows_name_only_the_findings_that_apply_to_their_run(judged):
     assert (own_run.verdict, own_run.standing, own_run.why) == ("invalid", "finding", "")
     shown = [f["id"] for f in own_run.findings_shown]
     assert "F1" in shown and "F7" not in shown, shown
+
+
+def test_only_runs_reads_the_given_runs_rows_and_leaves_no_view(spark):
+    """`expectations.custom.only_runs`: the query it hands out reads each ``rc_`` view's rows (the batch's
+    included) of the given runs only, so the tagging query's joins see only the runs it tags; its views are gone
+    after the block."""
+    from expectations import custom
+
+    spark.createDataFrame([("r1", 1), ("r2", 2), ("r2", 3)], "run_id string, v int").createOrReplaceTempView(
+        "rc_onlyruns_probe")
+    spark.createDataFrame([("r1",), ("r2",)], "run_id string").createOrReplaceTempView(custom.BATCH_VIEW)
+    query = "SELECT p.run_id, p.v FROM rc_onlyruns_probe p JOIN {batch} b ON b.run_id = p.run_id"
+    with custom.only_runs(spark, query, ["r2"]) as sql:
+        assert "rc_onlyruns_probe" not in sql and "{batch}" not in sql and custom.BATCH_VIEW not in sql
+        made = {t.name for t in spark.catalog.listTables() if t.name.startswith("rcs")}
+        assert sorted(tuple(r) for r in spark.sql(sql).collect()) == [("r2", 2), ("r2", 3)]
+    assert made and not made & {t.name for t in spark.catalog.listTables()}

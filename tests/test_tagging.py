@@ -11,6 +11,8 @@ Out: only the failing rules some mechanism names are queried again, and their en
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from expectations import custom
@@ -42,6 +44,7 @@ def recorder(monkeypatch):
                 for rule in rules}
 
     monkeypatch.setattr(custom, "collect_violations", collect)
+    monkeypatch.setattr(custom, "only_runs", lambda spark, sql, runs: contextlib.nullcontext(sql))
     return calls, failing
 
 
@@ -92,3 +95,35 @@ def test_the_mechanisms_a_tagging_query_runs():
         assert custom.mechanisms_for(SUITE, {"a": {"F1", "F7"}}) == [("F1", ("a",), "SQL1"), ("F7", ("a",), "SQL7")]
         assert custom.mechanisms_for(SUITE, {"b": {"F7"}, "a": set()}) == []
 
+
+
+def test_the_tagging_query_reads_only_the_runs_it_can_tag(monkeypatch):
+    """Three runs: run-1 violates the named rule and F9 applies to it, run-2 violates it but F9 does not apply,
+    run-3 holds. The tagging query reads run-1's rows only (`only_runs`); run-2 and run-3 keep their plain
+    entries, and run-1's tagged entry replaces its plain one."""
+    runs = ["run-1", "run-2", "run-3"]
+    monkeypatch.setitem(custom.SUITE_SQL, SUITE, "SELECT 'plain'")
+    monkeypatch.setitem(custom.SUITE_RULES, SUITE, RULES)
+    monkeypatch.setitem(custom.SUITE_PARTS, SUITE, {r: f"SELECT '{r}'" for r in RULES})
+    monkeypatch.setitem(custom.SUITE_MECHANISMS, SUITE, [("F9", ("named_rule",), "SELECT 'mechanism'")])
+    read: list[list[str]] = []
+
+    @contextlib.contextmanager
+    def only_runs(spark, sql, subset):
+        read.append(subset)
+        yield sql
+
+    def collect(spark, sql, rules, batch_view=custom.BATCH_VIEW, runs=None):
+        tagged = sql != "SELECT 'plain'"
+        violating = {"run-1", "run-2"} if not tagged else set(runs) & {"run-1", "run-2"}
+        return {rule: {run: ({"count": 1, "examples": [], "explained": {("F9" if tagged else ""): 1}}
+                             if rule == "named_rule" and run in violating else
+                             {"count": 0, "examples": [], "explained": {}}) for run in runs} for rule in rules}
+
+    monkeypatch.setattr(custom, "only_runs", only_runs)
+    monkeypatch.setattr(custom, "collect_violations", collect)
+    out = custom.suite_violations(None, SUITE, runs, applies({"run-1": frozenset({"F9"}), "run-2": frozenset({"F1"})}))
+    assert read == [["run-1"]]
+    assert out["named_rule"]["run-1"]["explained"] == {"F9": 1}
+    assert out["named_rule"]["run-2"]["explained"] == {"": 1}  # plain: F9 cannot excuse it
+    assert out["named_rule"]["run-3"]["count"] == 0 and set(out["named_rule"]) == set(runs)
