@@ -189,9 +189,10 @@ FINDINGS: tuple[Finding, ...] = (
             lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms"),
             extra=_bounded_excess),
     # both semantics: the FLIP is silent on when the failed regions' entries are taken; modelled as Flink takes them
-    Finding("F14", ("exactly_once_output.no_duplicate_commit",),
+    Finding("F14", ("exactly_once_output.no_duplicate_commit", "flip_bounds.ref_chain_depth_within_bound"),
             "a REGIONAL decision grafts from the latest checkpoint at the decision: an older one completing before "
-            "it is skipped, and a region that committed it restores from before it",
+            "it is skipped, and a region that committed it restores from before it; a skipped GLOBAL one resets the "
+            "consecutive counter under a chain that goes on past it",
             lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
             and _delayed(sc, "fallback_ms", "metadata_ms"),
             extra=_bounded_excess),

@@ -102,7 +102,7 @@ def test_outcome_names_each_failed_rule_under_its_invariant():
     checks = _checks(failed=[CHAIN, "exactly_once_output.no_duplicate_commit"], unknown=["liveness"])
     assert shows(checks) == {"failed": ["flip_bounds", "exactly_once_output"],
                              "failed_rules": [CHAIN, "exactly_once_output.no_duplicate_commit"],
-                             "explained": {CHAIN: {"F1,F13,F4,F7": 1},
+                             "explained": {CHAIN: {"F1,F13,F14,F4,F7": 1},
                                            "exactly_once_output.no_duplicate_commit": {"F10,F12,F13,F14,F2,F5": 1}},
                              "unknown": ["liveness"]}
 

@@ -159,9 +159,27 @@ TAMPERED = {
 }
 
 
+# F14 seen through the chain bound: smoke seed 1340 as a swarm draws it. REGIONAL checkpoint 10 asked for its
+# fallback while 6 was the latest; the older pending 7 completed GLOBAL before 10's decision and reset the counter,
+# so 10 completes with the counter at 1 and the chain 10 -> 6 -> 5 -> 3 -> 1 (4 > 3 deep).
+F14_CHAIN = ("smoke", 1340, {"faults.swarm": True})
+F14_CHAIN_ID = "intl-f14-chain"
+
+
+def complete_the_global_after_the_decision(store):
+    """F14 through the chain: the history puts the skipped checkpoint 7's GLOBAL completion after 10's decision (the
+    completion event's ``seq``), so no reset of the counter lies under 10's link to 6 before 10 was decided, and its
+    chain is too deep with nothing to explain it (7 is still the last GLOBAL decision, so no tier-2 reset is F1's)."""
+    def fn(events):
+        decided = next(e["seq"] for e in events if e["kind"] == "checkpoint_decided" and e.get("checkpoint_id") == 10)
+        return [{**e, "seq": decided + 1} if e["kind"] == "checkpoint_completed" and e.get("checkpoint_id") == 7 else e
+                for e in events]
+    H.edit_history(store, fn)
+
+
 def _build(config, spark) -> list[ObjectStore]:
     """Each finding's run, its schedule under the other semantics, and one edited copy of the finding's run; F13
-    with its source's graft left."""
+    with its source's graft left; F14 through the chain bound, and an edited copy."""
     stores = []
     for finding in FINDING_SCENARIOS:
         base = _emulate(config, finding)
@@ -174,7 +192,14 @@ def _build(config, spark) -> list[ObjectStore]:
     scenario = load(name, F13_SOURCE_GRAFTED)
     runner.start(store, scenario, run_id=F13_SOURCE_GRAFTED_ID, mutant=None,
                  replay=runner.replay_line(name, scenario.seed, F13_SOURCE_GRAFTED, None))
-    return [*stores, store]
+    name, seed, overrides = F14_CHAIN
+    chain = ObjectStore.for_run(config, F14_CHAIN_ID)
+    scenario = load(name, seed=seed, overrides=overrides)
+    runner.start(chain, scenario, run_id=F14_CHAIN_ID, mutant=None,
+                 replay=runner.replay_line(name, seed, overrides, None))
+    copy = H.copy_run(chain, f"{F14_CHAIN_ID}-tampered")
+    complete_the_global_after_the_decision(copy)
+    return [*stores, store, chain, copy]
 
 
 pooled(__name__, _build)
@@ -261,3 +286,24 @@ def test_f13_with_the_source_graft_left_the_counter_runs_ahead_of_its_source(jud
     sc = load(FINDING_SCENARIOS["F13"][0], F13_SOURCE_GRAFTED)
     assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
                                       failed_rules=shows["failed_rules"], explained=shows["explained"]) == (True, "")
+
+
+def test_f14_through_the_chain_bound_and_its_edited_copy(judged):
+    """The swarm's seed 1340: flip_bounds fails only through ref_chain_depth_within_bound, its row tagged F14 (the
+    counter reset by the skipped GLOBAL checkpoint 7 under 10's link to 6), and the run is as smoke expects; with
+    7's GLOBAL completion after 10's decision in the history the same rule's row is untagged and the run is not as
+    expected."""
+    rule = "flip_bounds.ref_chain_depth_within_bound"
+    name, seed, overrides = F14_CHAIN
+    sc = load(name, seed=seed, overrides=overrides)
+    result = judged[F14_CHAIN_ID]
+    shows = findings.outcome(result.checks)
+    assert result.verdict == "invalid" and shows["failed_rules"] == [rule], shows["failed_rules"]
+    assert shows["explained"][rule] == {"F14": 1}, shows["explained"][rule]
+    assert findings.meets_expectation(sc, result.verdict, shows["failed"], shows["unknown"],
+                                      failed_rules=shows["failed_rules"], explained=shows["explained"])[0] is True
+    edited = findings.outcome(judged[f"{F14_CHAIN_ID}-tampered"].checks)
+    assert rule in edited["failed_rules"] and edited["explained"][rule].get("", 0) > 0, edited["explained"].get(rule)
+    assert findings.meets_expectation(sc, judged[f"{F14_CHAIN_ID}-tampered"].verdict, edited["failed"],
+                                      edited["unknown"], failed_rules=edited["failed_rules"],
+                                      explained=edited["explained"])[0] is False
