@@ -64,7 +64,7 @@ def tuned_session(spark, total_rows: int):
     """Spark SQL settings for many joins of small tables, restored afterwards. Below
     `SMALL_TABLES_ROWS` rows in all, Spark's cost per job and stage dominates: no adaptive
     re-planning (each adaptive stage is a job of its own), no broadcasts (a job each), one
-    shuffle partition (see also `prepare_tables`, which puts each table in one partition), and
+    shuffle partition (see also `prepare_tables`, which puts each table in one partition), none of
     the optimiser rules that only prune data (`PLANNING_CONF`: planning, not running, is most of a small pass), and
     no whole-stage code generation: compiling the generated Java of every stage costs more
     than running it on a few thousand rows (measured on `smoke`: the 12 suites as plain SQL
