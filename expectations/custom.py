@@ -199,7 +199,7 @@ def suite_violations(spark, suite: str, runs: Runs = None,
 
 
 _views_seq = itertools.count()
-_VIEW_RE = re.compile(r"\brc_([a-z_]+)\b")
+VIEW_RE = re.compile(r"\b(rc_[a-z_]+)\b")  # a table view the rule SQL reads (``rc_<table>``)
 
 
 @contextmanager
@@ -214,14 +214,14 @@ def only_runs(spark, sql: str, runs: list) -> Iterator[str]:
 
     body = sql.replace("{batch}", BATCH_VIEW)
     prefix = f"rcs{next(_views_seq)}_"
-    names = sorted(set(_VIEW_RE.findall(body)))
+    names = sorted(set(VIEW_RE.findall(body)))
     for name in names:
-        spark.table(f"rc_{name}").where(F.col("run_id").isin(runs)).createOrReplaceTempView(prefix + name)
+        spark.table(name).where(F.col("run_id").isin(runs)).createOrReplaceTempView(prefix + name[3:])
     try:
-        yield _VIEW_RE.sub(lambda m: prefix + m.group(1), body)
+        yield VIEW_RE.sub(lambda m: prefix + m.group(1)[3:], body)
     finally:
         for name in names:
-            spark.catalog.dropTempView(prefix + name)
+            spark.catalog.dropTempView(prefix + name[3:])
 
 
 def violations_query(combined_sql: str, rules: tuple[str, ...], batch_view: str = BATCH_VIEW) -> str:

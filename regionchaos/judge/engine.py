@@ -23,7 +23,6 @@ seconds, and a command refused before its judging answers without it.
 from __future__ import annotations
 
 import datetime
-import re
 import threading
 import time
 from contextlib import contextmanager
@@ -224,7 +223,8 @@ class GXValidator:
             suite = replace(whole, rules=whole.rules_for(backend))
             name = gx_suite_name(suite.name, backend)
             self.custom.register_suite(name, suite.combined_sql(), suite.rule_names, suite.rule_parts())
-            views = sorted({view for rule in (suite.evaluable, *suite.rules) for view in _VIEW_RE.findall(rule.sql)})
+            views = sorted({view for rule in (suite.evaluable, *suite.rules)
+                            for view in self.custom.VIEW_RE.findall(rule.sql)})
             gx_suite = self.context.suites.add(gx.ExpectationSuite(name=name, meta={
                 "invariant": suite.invariant, "title": suite.title, "claim": suite.claim, "backend": backend,
                 "broken_by_mutants": list(suite.mutants), "broken_by_findings": list(suite.findings),
@@ -234,7 +234,7 @@ class GXValidator:
                     suite=name, rule=rule.name, unexpected_rows_query=strip_comments(rule.sql),
                     description=(f"Evaluable: {rule.description}" if rule.name == EVALUABLE else rule.description),
                     meta={"rule": rule.name, "invariant": suite.invariant,
-                          "views": sorted(set(_VIEW_RE.findall(rule.sql)))}))
+                          "views": sorted(set(self.custom.VIEW_RE.findall(rule.sql)))}))
             out.append(self.context.validation_definitions.add(
                 gx.ValidationDefinition(name=name, data=self.batch, suite=gx_suite)))
         return out
@@ -288,9 +288,6 @@ class GXValidator:
         self.context.build_data_docs(site_names=[self.SITE])
         datadocs.make_offline(target)  # the stored copy and the local mirror render offline, as written
         return target / "index.html"
-
-
-_VIEW_RE = re.compile(r"\b(rc_[a-z_]+)\b")
 
 
 def _tables_note(views: list[str]) -> str:
