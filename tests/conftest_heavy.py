@@ -37,7 +37,6 @@ FAST_LANE = "not (spark or airflow or browser or cluster or flink or slow)"
 HEAVY_FIXTURES: dict[str, tuple[str, ...]] = {
     "tests.conftest_spark.spark": ("spark",),
     "tests.test_airflow_e2e.demo": ("airflow", "spark"),
-    "tests.test_airflow_e2e.api_server": ("airflow",),
     "tests.test_airflow_browser.local_ui": ("airflow",),
     "tests.test_airflow_browser.browser": ("browser",),
     "tests.test_cluster.cluster": ("cluster",),

@@ -5,7 +5,9 @@ In:  `scripts/ui.sh --port P --s3-port Q` itself (the README's one local-UI comm
      empty, as on a fresh clone after scripts/setup.sh: a local S3 server, api-server,
      scheduler, dag-processor, triggerer and log server on 127.0.0.1, the admin password as
      ui.sh prints it; stopped with SIGTERM at the end, as Ctrl-C stops it.
-Out: pass/fail, and a screenshot per step under artifacts/screenshots/ (kept as the
+Out: pass/fail of triggers over REST first, on the DAG still paused (a bad rescale plan refused naming the form
+     field and creating no run, authentication before any answer, a good form's runs created, then deleted),
+     then of the browser, with a screenshot per step under artifacts/screenshots/ (kept as the
      test's artifacts): login, trigger form with scenario, seed and mutant changed, the run
      finished, the plugin's view with the run and its verdict, the run's report at its one address
      inside Airflow, refused triggers (a malformed rescale plan; one the whole-form check refuses; a
@@ -203,6 +205,77 @@ def open_trigger_form(page, airflow):
     dialog.get_by_text(f"Trigger Dag - {DAG_ID}").wait_for()
     return dialog
 
+
+# -- triggers over REST, first in this module: on the DAG still paused, so a created run never starts ------------
+
+def trigger(airflow, conf, dag_id=DAG_ID, auth=True):
+    body = json.dumps({"logical_date": None, "conf": conf}).encode()
+    return airflow.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", body=body, auth=auth)
+
+
+@pytest.mark.parametrize(
+    "rescale, reason",
+    [("3:0", "'3:0': parallelism 0 is out of range, it must be 1 to 8192"),
+     ("3:9999", "'3:9999': parallelism 9999 is out of range, it must be 1 to 8192"),
+     ("99:1", "'99:1' rescales after checkpoint 99, but scenario smoke has 12 checkpoints (indices 0 to 11)"),
+     ("3:2,3:1", "'3:1' does not come after '3:2': each pair's checkpoint must be later than the one before")],
+)
+def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(airflow, rescale, reason):
+    before = airflow.runs(DAG_ID)
+    status, body = trigger(airflow, {"scenario": "smoke", "seed": 3, "rescale": rescale})
+    assert status == 400, body
+    assert body["detail"] == f"No chaos run was started: correct this field and trigger again.\nRescale plan (rescale): {reason}"
+    assert airflow.runs(DAG_ID) == before
+
+
+def test_the_api_server_names_form_fields_not_scenario_keys(airflow):
+    before = airflow.runs(DAG_ID)
+    status, body = trigger(airflow, {"scenario": "smoke", "parallelism": 1, "seed": -1})
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
+    status, body = trigger(airflow, {"scenario": "smoke", "parallelism": 1, "seed": "-1"})  # as the form types it
+    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
+    status, body = trigger(airflow, {"scenario": "smoke", "parallelism": 1})
+    assert status == 400
+    assert body["detail"] == ("No chaos run was started: correct this field and trigger again.\n"
+                              "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
+                              "scenario smoke (at most one TaskManager per subtask): at least 2")
+    assert "topology." not in json.dumps(body)
+    status, body = trigger(airflow, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
+    assert (status, body["detail"]) == (400, "No swarm was started: correct this field and trigger again.\n"
+                                             "Seeds (seeds): must be at least 1, got 0")
+    assert airflow.runs(DAG_ID) == before
+    assert airflow.runs("regionchaos_swarm") == []
+
+
+def test_the_api_server_still_authenticates_before_it_answers(airflow):
+    status, body = trigger(airflow, {"scenario": "smoke", "rescale": "99:1"}, auth=False)
+    assert status == 401, body
+
+
+def test_the_api_server_creates_a_run_for_a_good_form(airflow):
+    """The runs are created on the DAG as ui.sh leaves it, paused (queued, never started), then deleted."""
+    status, dag = airflow.call("GET", f"/api/v2/dags/{DAG_ID}")
+    assert status == 200 and dag["is_paused"], dag  # else the scheduler would run them
+    created = []
+    try:
+        typed = {"scenario": "smoke", "seed": "12", "decline": "0.1"}  # number fields as the form sends them: text
+        status, body = trigger(airflow, typed)
+        assert status == 200 and body["conf"] == typed, body
+        created.append(body["dag_run_id"])
+        conf = {"scenario": "rescale-4-2-1", "seed": 7, "rescale": "3:2,7:1", "parallelism": 6, "mutant": "none"}
+        status, body = trigger(airflow, conf)
+        assert status == 200, body
+        created.append(body["dag_run_id"])
+        assert body["conf"] == conf
+        assert set(created) <= {r["dag_run_id"] for r in airflow.runs(DAG_ID)}
+    finally:
+        for run_id in created:
+            status, body = airflow.call("DELETE", f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id, safe='')}")
+            assert status == 204, body
+    assert not {r["dag_run_id"] for r in airflow.runs(DAG_ID)} & set(created)
+
+
+# -- the browser -------------------------------------------------------------------------------------------------
 
 def test_trigger_from_the_form_and_find_the_run_with_its_verdict_in_the_plugin_view(page, airflow, invalid_run):
     """On the local UI as scripts/ui.sh starts it from nothing (a fresh clone's state): the run
@@ -478,7 +551,18 @@ def test_the_invalid_run_s_logs_end_with_one_failure_line_and_the_report_s_addre
     assert jvm and {e["level"] for e in jvm} == {"warning"}, jvm  # the JVM's stderr, at WARNING
     texts = " ".join(str(e.get("event")) for e in chaos_run)
     assert "Returned value was" not in texts and "Skipping masking" not in texts
+    # progress while it works: the emulation, then each suite with its result; GX's INFO lines stay out
+    events = [str(e.get("event")) for e in chaos_run]
+    assert any(e.startswith(f"regionchaos: emulate {SCENARIO} seed={SEED} mutant={MUTANT}") for e in events), events
+    suites = [m.groups() for e in events
+              if (m := re.fullmatch(r"regionchaos: suite (\d+)/(\d+) (\w+): (passed|FAILED) \([\d.]+ s\)", e))]
+    assert suites and len(suites) == int(suites[0][1]), events
+    assert {name for _, _, name, result in suites if result == "FAILED"} == set(failed)
+    assert len([e for e in chaos_run if str(e.get("logger", "")).startswith("great_expectations")]) < 5
     quoted = urllib.parse.quote(invalid_run.dag_run_id, safe="")
+    for task in ("chaos_run", "publish_report"):  # both tasks' "Chaos report" extra link: the report in Airflow
+        status, body = airflow.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{quoted}/taskInstances/{task}/links")
+        assert (status, body.get("extra_links")) == (200, {"Chaos report": invalid_run.report_url}), (task, body)
     status, body = airflow.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{quoted}/taskInstances")
     assert status == 200 and {ti["task_id"]: ti["rendered_map_index"] for ti in body["task_instances"]} == {
         "resolve_scenario": None, "chaos_run": None, "publish_report": None}  # unmapped: no map-index label

@@ -2,18 +2,18 @@
 
 In:  scripts/demo_airflow.sh (sources scripts/airflow-env.sh: Airflow on SQLite in a
      scratch AIRFLOW_HOME; the runner starts its embedded S3; local Spark), the
-     ``airflow dags trigger`` CLI with a bad param, and a real api-server (with its
-     dag-processor, no scheduler; tests/airflow_server.py) taking triggers over REST.
-Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state
-     (a caught mutant fails the run, manual or swarm, with the failed invariants in the failure
-     message, the verdict in the run's note and the "Chaos report" link of its tasks); a task log without
-     GX's INFO flood, with progress lines; a clear refusal of a bad value, naming the form
-     field, and no DAG run created for it.
+     ``airflow dags trigger`` CLI with a bad param. (Triggers over REST, through the api-server of
+     scripts/ui.sh, are tests/test_airflow_browser.py's.)
+Out: pass/fail on what a person sees: the verdict, the report location, the DAG run state (a caught
+     mutant turns a swarm DAG run red, its summarize task saying so in one line); a task log without GX's
+     INFO flood; a clear refusal of a bad value, naming the form field, and no DAG run created for it.
+     A caught mutant in a manual DAG run (red, its note, its tasks' "Chaos report" links, its failure line
+     and progress lines in the task logs) is tests/test_airflow_browser.py's run, through the scheduler;
+     what scripts/demo_airflow.sh prints for a failed run is tests/test_demo_summary.py's.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -21,8 +21,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from tests.airflow_server import start_airflow
 
 pytestmark = [pytest.mark.airflow, pytest.mark.spark]
 
@@ -53,25 +51,6 @@ def demo(airflow_home):
     log = airflow_home / "demo_airflow.log"
     proc.log = log.read_text() if log.exists() else ""  # the next demo call overwrites it
     return proc
-
-
-@pytest.fixture(scope="module")
-def mutant_demo(demo, airflow_home, s3_server):
-    """The acceptance's failing run: smoke with the mutant failed-region-commits, its report
-    published to the tests' shared S3 server (so the note and the link point into Airflow)."""
-    conf = '{"scenario": "smoke", "mutant": "failed-region-commits"}'
-    env = clean_env(airflow_home, REGIONCHAOS_S3_ENDPOINT=s3_server.endpoint_url,
-                    REGIONCHAOS_BUCKET=s3_server.config.bucket, AIRFLOW__API__PORT="8091")
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "demo_airflow.sh"), conf], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
-    log = airflow_home / "demo_airflow.log"
-    proc.log = log.read_text() if log.exists() else ""
-    return proc
-
-
-def db_rows(home: Path, sql: str, *args) -> list[tuple]:
-    with sqlite3.connect(home / "airflow.db") as db:
-        return db.execute(sql, args).fetchall()
 
 
 def dag_runs(home: Path) -> list[tuple[str, str]]:
@@ -106,44 +85,6 @@ def test_the_demo_runs_the_manual_dag_and_prints_verdict_and_report(demo, airflo
     pages = list((airflow_home / "runs" / run_id / "datadocs").rglob("*.html"))
     assert pages and (airflow_home / "runs" / run_id / "datadocs" / "static" / "vendor" / "jquery.min.js").is_file()
     assert not [p for p in pages if re.search(r"<(script|link)\b[^>]*(src|href)=[\"']https?://", p.read_text())]
-
-
-def test_a_caught_mutant_fails_the_dag_run_and_says_why_where_airflow_users_look(mutant_demo, airflow_home):
-    out, log = mutant_demo.stdout, mutant_demo.log
-    assert mutant_demo.returncode != 0, out + log[-4000:]
-    verdict = re.search(r"^regionchaos verdict: invalid \(scenario smoke, seed 1, mutant failed-region-commits, "
-                        r"run (\S+)\)$", out, re.M)
-    assert verdict, out + log[-4000:]
-    run_id = verdict.group(1)
-    failed = re.search(r"^regionchaos failed invariants: (.+)$", out, re.M).group(1).split(", ")
-    assert "notifications" in failed, out
-    # the task's failure message, after the report was published
-    url = f"http://127.0.0.1:8091/plugin/chaos/regionchaos/runs/{run_id}/report"  # the report page, inside Airflow
-    assert f"regionchaos report in Airflow: {url}" in out
-    # one failure line (Airflow's "Task exited", operators.RunFailed), no traceback, no retry
-    assert (f"task failed: run {run_id} invalid: the checks caught mutant failed-region-commits; "
-            f"failed invariants: {', '.join(failed)}; report: {url}") in out, out
-    publish = log.split("starting task_id=publish_report")[1]
-    assert "Traceback" not in publish and "Task failed with exception" not in publish, publish[-3000:]
-    assert len(re.findall(r"\[error\s*\] Task exited", publish)) == 1
-    assert re.search(r"dag run: failed \(airflow exit [1-9]\d*\)", out), out  # `airflow dags test` exits non-zero
-    # the DAG run's note (the plugin's listener) and the tasks' "Chaos report" links
-    ((dag_run_id, state),) = [r for r in dag_runs(airflow_home) if r[1] != "success"]
-    assert state == "failed"
-    ((note,),) = db_rows(airflow_home, "SELECT n.content FROM dag_run_note n JOIN dag_run r ON n.dag_run_id = r.id "
-                                       "WHERE r.run_id = ?", dag_run_id)
-    assert note.startswith("**invalid: the checks caught mutant failed-region-commits; failed invariants: "
-                           + ", ".join(failed) + "**"), note
-    assert f"[Chaos report]({url})" in note
-    links = dict(db_rows(airflow_home, "SELECT task_id, value FROM xcom WHERE run_id = ? AND key = ?",
-                         dag_run_id, "_link_ChaosReportLink"))
-    assert {task: json.loads(value) for task, value in links.items()} == {"chaos_run": url, "publish_report": url}
-    # a task log a person can read: no GX INFO flood, progress while it works, the verdict at the end
-    assert len(re.findall(r"\[great_expectations[.\w]*\]", log)) < 5, log[-4000:]
-    assert re.search(r"^regionchaos: emulate smoke seed=1 mutant=failed-region-commits", log, re.M), log[-4000:]
-    suites = re.findall(r"^regionchaos: suite (\d+)/(\d+) (\w+): (passed|FAILED) \([\d.]+ s\)$", log, re.M)
-    assert suites and len(suites) == int(suites[0][1]), log[-4000:]
-    assert {name for _, _, name, result in suites if result == "FAILED"} == set(failed)
 
 
 def test_a_trigger_with_an_invalid_param_is_refused_and_starts_no_run(demo, airflow_home):
@@ -218,71 +159,3 @@ def test_the_swarm_dag_runs_its_batches_on_the_fast_path_and_a_caught_mutant_tur
     assert re.search(r"Task exited .*exit_code='swarm failed, 1 problem\(s\): swarm of 6 seed", text), text[-4000:]
     assert "Traceback" not in text, text[-4000:]
     assert "great_expectations._docs_decorators" not in text  # GX's INFO lines stay out of the task log
-
-
-# -- triggers through the real api-server --------------------------------------------------
-
-MANUAL = "regionchaos_manual"
-
-
-@pytest.fixture(scope="module")
-def api_server(tmp_path_factory):
-    """api-server + dag-processor (no scheduler: a created run stays queued)."""
-    with start_airflow(tmp_path_factory.mktemp("airflow-api"), (MANUAL, "regionchaos_swarm"),
-                       scheduler=False) as airflow:
-        yield airflow
-
-
-def trigger(airflow, conf, dag_id=MANUAL, auth=True):
-    body = json.dumps({"logical_date": None, "conf": conf}).encode()
-    return airflow.call("POST", f"/api/v2/dags/{dag_id}/dagRuns", body=body, auth=auth)
-
-
-@pytest.mark.parametrize(
-    "rescale, reason",
-    [("3:0", "'3:0': parallelism 0 is out of range, it must be 1 to 8192"),
-     ("3:9999", "'3:9999': parallelism 9999 is out of range, it must be 1 to 8192"),
-     ("99:1", "'99:1' rescales after checkpoint 99, but scenario smoke has 12 checkpoints (indices 0 to 11)"),
-     ("3:2,3:1", "'3:1' does not come after '3:2': each pair's checkpoint must be later than the one before")],
-)
-def test_the_api_server_refuses_a_bad_rescale_plan_and_creates_no_run(api_server, rescale, reason):
-    before = api_server.runs(MANUAL)
-    status, body = trigger(api_server, {"scenario": "smoke", "seed": 3, "rescale": rescale})
-    assert status == 400, body
-    assert body["detail"] == f"No chaos run was started: correct this field and trigger again.\nRescale plan (rescale): {reason}"
-    assert api_server.runs(MANUAL) == before
-
-
-def test_the_api_server_names_form_fields_not_scenario_keys(api_server):
-    before = api_server.runs(MANUAL)
-    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": -1})
-    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
-    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1, "seed": "-1"})  # as the form types it
-    assert (status, body["detail"].split("\n")[1]) == (400, "Seed (seed): must be at least 0, got -1")
-    status, body = trigger(api_server, {"scenario": "smoke", "parallelism": 1})
-    assert status == 400
-    assert body["detail"] == ("No chaos run was started: correct this field and trigger again.\n"
-                              "Parallelism (regions) (parallelism): 1 is fewer than the 2 TaskManagers of "
-                              "scenario smoke (at most one TaskManager per subtask): at least 2")
-    assert "topology." not in json.dumps(body)
-    status, body = trigger(api_server, {"seeds": 0, "first_seed": 5}, dag_id="regionchaos_swarm")
-    assert (status, body["detail"]) == (400, "No swarm was started: correct this field and trigger again.\n"
-                                             "Seeds (seeds): must be at least 1, got 0")
-    assert api_server.runs(MANUAL) == before
-    assert api_server.runs("regionchaos_swarm") == []
-
-
-def test_the_api_server_still_authenticates_before_it_answers(api_server):
-    status, body = trigger(api_server, {"scenario": "smoke", "rescale": "99:1"}, auth=False)
-    assert status == 401, body
-
-
-def test_the_api_server_creates_a_run_for_a_good_form(api_server):
-    typed = {"scenario": "smoke", "seed": "12", "decline": "0.1"}  # number fields as the form sends them: text
-    status, body = trigger(api_server, typed)
-    assert status == 200 and body["conf"] == typed, body
-    conf = {"scenario": "rescale-4-2-1", "seed": 7, "rescale": "3:2,7:1", "parallelism": 6, "mutant": "none"}
-    status, body = trigger(api_server, conf)
-    assert status == 200, body
-    assert body["conf"] == conf
-    assert body["dag_run_id"] in [r["dag_run_id"] for r in api_server.runs(MANUAL)]
