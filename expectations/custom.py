@@ -65,12 +65,28 @@ MECHANISMS_DIR = Path(__file__).resolve().parent / "mechanisms"
 KEYS = ("checkpoint_id", "region", "subtask", "operator", "split")  # besides run_id: NULL in a mechanism matches any
 
 
+INCLUDE_RE = re.compile(r"^-- include: (_[\w.-]+\.sql)$", re.M)
+
+
+def _with_includes(path: Path) -> str:
+    """A mechanism's SQL, each ``-- include: _part.sql`` line replaced by that file of its folder: CTEs a finding's
+    mechanisms share (a file whose name starts with ``_`` is such a part, not a mechanism)."""
+    def part(match: re.Match) -> str:
+        included = path.parent / match.group(1)
+        if not included.is_file():
+            raise ValueError(f"{path}: includes {match.group(1)}, which is not in {path.parent}")
+        return included.read_text().rstrip("\n")
+    return INCLUDE_RE.sub(part, path.read_text())
+
+
 def mechanism_files(directory: Path | None = None) -> list[tuple[str, tuple[str, ...], str, Path]]:
     """[(finding, rules it explains as ``suite.rule``, sql, path)] from ``mechanisms/<finding>/*.sql``, whose
-    first line names the rules: ``-- explains: suite.rule, suite.rule``."""
+    first line names the rules: ``-- explains: suite.rule, suite.rule``; ``_*.sql`` files are parts they include."""
     out = []
     for path in sorted((directory or MECHANISMS_DIR).glob("*/*.sql")):
-        sql = path.read_text()
+        if path.name.startswith("_"):
+            continue
+        sql = _with_includes(path)
         head = sql.splitlines()[0] if sql else ""
         if not head.startswith("-- explains:"):
             raise ValueError(f"{path}: the first line must be '-- explains: suite.rule, ...'")

@@ -198,7 +198,7 @@ class Checkpointing:
         pending.fallback_requests += 1
         em.log(Kind.FALLBACK_REQUESTED, checkpoint_id=pending.checkpoint_id, request=pending.fallback_requests,
                failed_regions=list(outcome.failed_regions),
-               fallback_checkpoint_id=coord.store.latest().checkpoint_id if coord.store.latest() else None)
+               fallback_checkpoint_id=pending.fallback_from[pending.fallback_requests])
         em.clock.after(_delay(em, attempt, "fallback_ms", _FALLBACK, pending.fallback_requests),
                        self._fallback_done, attempt, pending.fallback_requests)
         if pending.fallback_requests == 1:
@@ -209,7 +209,7 @@ class Checkpointing:
         if em.coordinator is not coord:
             return  # the JobManager died with the request
         live = self._live(attempt) and pending.phase == "fallback"
-        reason = coord.region_fallback(pending, pending.decision)  # the coordinator serves it either way
+        reason = coord.region_fallback(pending, pending.decision, request)  # the coordinator serves it either way
         em.log(Kind.FALLBACK_COMPLETED, checkpoint_id=pending.checkpoint_id, request=request, applied=live)
         if not live:
             return

@@ -124,3 +124,27 @@ def test_outcome_carries_the_tags_of_failed_rules_only(tags):
                "explained": {"ref_chain_depth_within_bound": tags}},
               {"name": "liveness", "success": True, "failed_rules": [], "explained": {}}]
     assert shows(checks)["explained"] == {CHAIN: tags}
+
+
+def test_a_mechanism_includes_the_parts_its_finding_s_mechanisms_share(tmp_path):
+    """``-- include: _part.sql`` is replaced by that file of the finding's folder; ``_*.sql`` files are parts, not
+    mechanisms; an include of a part that is not there is refused, naming it."""
+    folder = tmp_path / "F99"
+    folder.mkdir()
+    (folder / "_part.sql").write_text("-- shared\nheld AS (SELECT run_id FROM rc_events),\n")
+    (folder / "m.sql").write_text("-- explains: liveness.global_after_faults\nWITH\n-- include: _part.sql\n"
+                                  "last AS (SELECT run_id FROM held)\nSELECT run_id FROM last\n")
+    custom = load_custom()
+    ((finding, rules, sql, path),) = custom.mechanism_files(tmp_path)
+    assert (finding, rules, path.name) == ("F99", ("liveness.global_after_faults",), "m.sql")
+    assert sql.splitlines()[1:5] == ["WITH", "-- shared", "held AS (SELECT run_id FROM rc_events),",
+                                     "last AS (SELECT run_id FROM held)"]
+    (folder / "broken.sql").write_text("-- explains: liveness.global_after_faults\nWITH\n-- include: _gone.sql\n")
+    with pytest.raises(ValueError, match="_gone.sql"):
+        custom.mechanism_files(tmp_path)
+
+
+def test_f10_s_mechanisms_hold_their_shared_part_once_expanded():
+    f10 = {path.name: sql for finding, _, sql, path in _files() if finding == "F10"}
+    assert sorted(f10) == ["handed_back.sql", "handed_back_bounded.sql", "handed_back_still_read.sql"]
+    assert all("-- include:" not in sql and "held AS (" in sql and "n AS (" in sql for sql in f10.values())

@@ -4,15 +4,18 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      embedded S3 server (`pr-split-handed-back` seed 1, F10; `pr-upscale-fresh-fallback` seed 1,
      F11; `pr-rescale-fallback` seed 46, F5's duplicate pairs that F10's former wholesale allowance
      hid; `rescale-4-2-1` seed 16 under `--policy pr`, F6's forced single-region aborts; `pr-split-assigned-before-fallback` with the
-     discovered split's reader declining, F10 in a later checkpoint's split assignment), and copies of them with one raw artifact edited (`tests.tamper_helpers`): a sink commit
-     file, the history's task record, split assignments or a checkpoint's metadata copy. All runs
+     discovered split's reader declining, F10 in a later checkpoint's split assignment; `smoke` seed 92 as a PR
+     swarm draws it, F10 through the region-fallback call of a checkpoint aborted while it waited), and copies of them
+     with one raw artifact edited (`tests.tamper_helpers`): a sink commit file, the history's task record, split
+     assignments, region-fallback calls or a checkpoint's metadata copy. All runs
      are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
      empty for both) and every violating row of each rule it fails is tagged by its finding's
      mechanism (``expectations/mechanisms/F10``, ``F11``); (b) a violation of the same rule that is
      not the mechanism's (a split duplicated that was never handed back; a duplicate pair both of
      whose commits come before F5's first REGIONAL checkpoint; a duplicate whose
-     re-assignment after the REGIONAL checkpoint the history no longer shows; a region at an index
+     re-assignment after the REGIONAL checkpoint the history no longer shows; one no region-fallback call handed
+     back; a region at an index
      the fallback has that must fail, or mixes fresh and referenced entries) is not tagged by it,
      and the run is not as expected.
 """
@@ -47,8 +50,15 @@ F6_SCENARIO, F6_SEED, PR = "rescale-4-2-1", 16, {"execution.checkpointing.region
 F10_HELD = "pr-split-assigned-before-fallback"
 F10_HELD_OVERRIDES = {"checkpoints": 2, "faults.schedule": [{"checkpoint": 1, "kind": "decline", "vertex": "source",
                                                              "subtask": 0}]}
-OVERRIDES = {F6_SCENARIO: PR, F10_HELD: F10_HELD_OVERRIDES}
-SEEDS = {F5_SCENARIO: F5_SEED, F6_SCENARIO: F6_SEED}
+# F10 through an aborted checkpoint's fallback: smoke seed 92 as a PR swarm draws it. Checkpoint 5 asks for its region
+# fallback (region 1 failed; fallback 4), a region failover of regions 0 and 2 aborts it while the request waits, and
+# the coordinator's call runs anyway (`fallback_completed`, not applied): split 10, assigned to region 1's reader after
+# 4's trigger, goes back to the enumerator and out to the same reader again, which never restarted; its records are
+# committed twice. (The swarm's smoke seed 92 under the PR failed no_duplicate_commit unexplained while F10's queries
+# looked only at REGIONAL checkpoints that completed.)
+F10_ABORTED, F10_ABORTED_SEED = "smoke", 92
+OVERRIDES = {F6_SCENARIO: PR, F10_HELD: F10_HELD_OVERRIDES, F10_ABORTED: {**PR, "faults.swarm": True}}
+SEEDS = {F5_SCENARIO: F5_SEED, F6_SCENARIO: F6_SEED, F10_ABORTED: F10_ABORTED_SEED}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -141,6 +151,12 @@ def reference_an_entry_of_a_region_that_did_not_fail(store):
     H.edit_history(store, fn)
 
 
+def forget_the_fallback_calls(store):
+    """The history: no region-fallback call ran (every ``fallback_completed`` event gone), so nothing handed the split
+    back; its second assignment and the duplicate commit stay."""
+    H.edit_history(store, lambda events: [e for e in events if e["kind"] != "fallback_completed"])
+
+
 def forget_the_early_assignment(store):
     """The history: the assignment of the discovered split to the source that later declines is gone, so nothing
     says the split was handed back from a reader that kept it."""
@@ -160,13 +176,15 @@ CASES = {
                            "decisions_follow_rules.regional_mixes_fresh_and_referenced"),
     "dup-before-the-fallback": (F5_SCENARIO, duplicate_a_commit_before_the_fallback, DUP),
     "no-early-assignment": (F10_HELD, forget_the_early_assignment, SPLITS),
+    "no-fallback-call": (F10_ABORTED, forget_the_fallback_calls, DUP),
 }
-FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10"}
+FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10"}
 
 
 def _build(config, spark) -> list[ObjectStore]:
     """The findings' runs and one edited copy per case."""
-    bases = {name: _emulate(config, name) for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO, F10_HELD)}
+    bases = {name: _emulate(config, name)
+             for name in (F10_SCENARIO, F11_SCENARIO, F5_SCENARIO, F6_SCENARIO, F10_HELD, F10_ABORTED)}
     stores = list(bases.values())
     for case, (scenario, edit, _) in CASES.items():
         copy = H.copy_run(bases[scenario], f"{_base_id(scenario)}-{case}")
@@ -190,6 +208,7 @@ def test_f10_and_f11_have_no_wholesale_allowance():
 
 @pytest.mark.parametrize("scenario, finding, rules", [(F10_SCENARIO, "F10", F10_RULES), (F11_SCENARIO, "F11", F11_RULES),
                                                     (F5_SCENARIO, "F5", (DUP,)), (F10_HELD, "F10", (SPLITS,)),
+                                                    (F10_ABORTED, "F10", (DUP,)),
                                                     (F6_SCENARIO, "F6", ("decisions_follow_rules.counter_follows_decisions",))])
 def test_own_scenario_is_explained_row_by_row(judged, scenario, finding, rules):
     """The finding's own schedule fails its rules, every violating row tagged by the finding's mechanism,

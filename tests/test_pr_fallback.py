@@ -37,7 +37,7 @@ from regionchaos.protocol.store import CompletedCheckpointStore, referenced_chec
 from regionchaos.scenario import load
 from tests import memrun
 
-from .model_helpers import coordinator, run_checkpoint, start
+from .model_helpers import ack_states, coordinator, run_checkpoint, start
 
 SEMANTICS = ("flip", "pr")
 
@@ -300,3 +300,26 @@ def test_f10_scenario_keeps_fresh_state_in_a_failed_region_under_pr(semantics):
         assert region5 == {"counter": None, "epoch": None, "rules": None, "sink": None}
     else:
         assert region5 == {op: 1 for op in ("source", "offsets", "counter", "epoch", "rules", "sink")}
+
+
+def test_pr_hands_back_after_the_checkpoint_its_decision_grafted_from():
+    """The region-fallback call runs on the coordinator's thread after the decision, and checkpoint 3 completes
+    GLOBAL in between. The call is handed the decision's ``fallbackCheckpointId`` (1), not the latest when it runs
+    (3): split 4, assigned to source 0 after 1 and before 3's trigger, goes back."""
+    coord = coordinator(4, semantics="pr")
+    owned = start(coord, 4)
+    run_checkpoint(coord, owned)  # 1
+    _discover(coord, owned, [4])
+    assert coord.enumerator.owner[4] == 0
+    pending = coord.trigger_checkpoint()  # 2: source 0 declines
+    for task in sorted(pending.expected):
+        if task == ("src", 0):
+            coord.receive_decline(pending, task, "CHECKPOINT_DECLINED")
+        else:
+            coord.receive_acknowledge(pending, task, ack_states(pending.checkpoint_id, task, owned))
+    outcome, kind, _ = coord.decide(pending)
+    assert (kind, outcome.failed_regions) == (REGIONAL, (0,))
+    assert run_checkpoint(coord, owned).status == GLOBAL and coord.store.latest().checkpoint_id == 3
+    assert coord.enumerator.owner[4] == 0  # nothing handed back before the call runs
+    assert coord.region_fallback(pending, outcome, 1) is None
+    assert coord.enumerator.owner.get(4) is None and 4 in coord.enumerator.unassigned

@@ -81,7 +81,7 @@ class Checkpointing:
             return
         pending = attempt.pending
         live = self.live(attempt) and pending.phase == "fallback"
-        reason = self.coord.region_fallback(pending, pending.decision)  # served either way
+        reason = self.coord.region_fallback(pending, pending.decision, request)  # served either way
         if not live:
             return
         if reason is not None:

@@ -129,7 +129,8 @@ def _inflight(model, cap: int):
                          tuple(sorted(p.declines.items())), tuple(sorted(p.marked_declined)),
                          None if p.grafted is None else tuple(sorted((t, depth_of(r)) for t, (_, r) in p.grafted.items())),
                          None if p.decision is None else tuple(p.decision.failed_regions), p.kind,
-                         p.fallback_requests, tuple(sorted(p.acked_after_graft))))
+                         p.fallback_requests, tuple(sorted(p.acked_after_graft)),
+                         tuple(sorted((r, None if f is None else rel(f)) for r, f in p.fallback_from.items()))))
     attempts = tuple((rel(cid), a.index - model.index, a.life == model.life, a.arrived, a.ended,
                       tuple(sorted(a.faults.inside.items(), key=repr)), a.faults.crash_before_metadata,
                       a.index in model.crashed_in)

@@ -195,16 +195,18 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
         if kind == REGIONAL:
             pending.grafted = dict(self.fallback)
             pending.acked_after_graft = set()
+            pending.fallback_from[pending.fallback_requests + 1] = getattr(self.store.latest(), "checkpoint_id", None)
         pending.kind, pending.decision = kind, outcome
         return outcome, kind, None
 
-    def region_fallback(self, pending: PendingCheckpoint, outcome: CheckpointOutcome) -> str | None:
-        """The source coordinator's region-fallback state for REGIONAL N, taken now (under ``pr``
-        after it handed the failed subtasks' splits back: `regionchaos.protocol.holder`); its
-        bytes overwrite N's coordinator state. The abort reason when it cannot produce one."""
+    def region_fallback(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, request: int | None = None):
+        """The source coordinator's region-fallback state for N's ``request`` (else the last), overwriting N's
+        coordinator state; under ``pr`` it first hands back the failed subtasks' splits assigned after the
+        checkpoint that request's decision grafted from (``fallbackCheckpointId``): `protocol.holder`. Or the
+        abort reason when it cannot produce one."""
         failed = [t for t in self.graph.tasks() if self.regions[t] in outcome.failed_regions]
-        latest = self.store.latest()
-        hand_back_after = latest.checkpoint_id if self.settings.semantics == PR and latest is not None else None
+        fallback_id = pending.fallback_from.get(request or max(pending.fallback_requests, 1))
+        hand_back_after = fallback_id if self.settings.semantics == PR else None
         state, possible = self.source.region_fallback(pending.acks, pending.grafted or {}, failed,
                                                       hand_back_after=hand_back_after,
                                                       live=self.settings.semantics == PR,

@@ -45,6 +45,9 @@ class PendingCheckpoint:
     marked_declined: set[Task] = field(default_factory=set)  # PR: silent at the timeout, marked declined
     acked_after_graft: set[Task] = field(default_factory=set)  # PR: their late ack overwrote the graft
     fallback_requests: int = 0  # region-fallback futures requested (the PR's decision can run again)
+    # request number -> the checkpoint its decision grafted from (``lastCompleted`` read at that decision): the
+    # fallbackCheckpointId the coordinator's region-fallback call is handed, whenever it runs
+    fallback_from: dict[int, int | None] = field(default_factory=dict)
     fallback_state: dict | None = None  # the source coordinator's region-fallback state, once served
 
     @classmethod
