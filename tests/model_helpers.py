@@ -6,7 +6,7 @@ from regionchaos.protocol.coordinator import CheckpointCoordinator, CoordinatorS
 from regionchaos.protocol.enumerator import SplitEnumerator
 from regionchaos.protocol.state import BROADCAST, EVEN_SPLIT, UNION, OperatorSubtaskState, StateHandle
 from regionchaos.protocol.store import CompletedCheckpointStore
-from regionchaos.protocol.topology import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
+from regionchaos.protocol.topology import POINTWISE, JobEdge, JobGraph, JobVertex
 
 MODES = {"source": EVEN_SPLIT, "union": UNION, "rules": BROADCAST}
 

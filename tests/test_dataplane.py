@@ -15,7 +15,7 @@ import uuid
 import numpy as np
 import pytest
 
-from regionchaos.dataplane import COUNTER_KEY, MetadataExists, PrefixSums, S3Persistence, dumps
+from regionchaos.dataplane import COUNTER_KEY, MetadataExists, PrefixSums, S3Persistence
 from regionchaos.emulator import Emulation
 from regionchaos.protocol.checkpoint import CompletedCheckpoint
 from regionchaos.scenario import load

@@ -15,7 +15,6 @@ Out: the Java check reads 1.8 / 11 / 17 / 21 correctly and installs or refuses b
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path

@@ -214,7 +214,7 @@ def test_a_killed_endpoint_is_one_line_of_reason_and_no_report_address(spark, mo
     lines = [line for line in after.splitlines() if line.strip()]
     reason = " ".join(after.split())
     assert "error (verdict unknown): emulate failed: StorageError: data plane upload" in reason
-    assert f"is unreachable" in reason and config.endpoint_url in reason
+    assert "is unreachable" in reason and config.endpoint_url in reason
     assert "Traceback" not in out and "at org.apache" not in out and "py4j" not in out
     assert len(lines) < 20, after  # verdict, the reason (wrapped at 80 columns), findings, where, replay
     assert "report:" not in out and "report/index.html" not in out  # none was written
