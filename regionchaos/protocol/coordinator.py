@@ -199,7 +199,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
         pending.kind, pending.decision = kind, outcome
         return outcome, kind, None
 
-    def region_fallback(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, request: int | None = None):
+    def region_fallback(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, request: int | None = None) -> str | None:
         """The source coordinator's region-fallback state for N's ``request`` (else the last), overwriting N's
         coordinator state; under ``pr`` it first hands back the failed subtasks' splits assigned after the
         checkpoint that request's decision grafted from (``fallbackCheckpointId``): `protocol.holder`. Or the
