@@ -332,7 +332,7 @@ def run_pair(name: str, seed: int, config, cache: Path) -> list[dict]:
         run_id = f"side-{name}-s{seed}-{side}"
         load_before = os.getloadavg()
         started = time.monotonic()
-        summary = runner.run(scenario, storage=config, run_id=run_id)
+        runner.run(scenario, storage=config, run_id=run_id)
         wall = round(time.monotonic() - started, 1)
         mirror_run(ObjectStore.for_run(config, run_id), cache / run_id)
         meta = {"side": side, "scenario": name, "seed": seed, "run_id": run_id, "wall_seconds": wall,

@@ -289,7 +289,6 @@ def failing(scenario_name: str, seed: int, verdict: dict) -> str | None:
 
 def classify_survivor(m: dict, changed_runs: int) -> str:
     """A first reading of why a mutant survived (the notes in the .md say more)."""
-    text = " ".join(m["diff"])
     if "mutant" in m["line"]:
         return "mutant switch: the line names an injected bug; with no mutant named it behaves the same"
     if m["line"].startswith(("raise ", "msg", "f\"", "\"")) or "Error(" in m["line"]:

@@ -81,6 +81,7 @@ def test_dag_conventions(dagbag, dag_id):
     assert [t.task_id for t in dag.tasks if getattr(t, "multiple_outputs", False)] == []
 
 
+@pytest.mark.slow
 def test_dag_files_import_nothing_heavy_at_parse_time():
     code = (
         "import sys\n"

@@ -154,6 +154,7 @@ def test_leaving_out_any_field_merges_runs_whose_futures_differ(field):
             or violations(cut) != violations(whole)), f"leaving out {field} changed nothing within {n} attempts"
 
 
+@pytest.mark.slow
 def test_the_model_decides_as_the_emulator_on_every_representative():
     """Conformance: each representative's emulation takes the decisions and restores the model predicted, under
     both semantics, with failures inside checkpoints, a rescale, two concurrent checkpoints and the two mutants

@@ -71,6 +71,7 @@ def test_a_test_taking_spark_unmarked_fails_collection_naming_it_and_collects_on
     done.stdout.fnmatch_lines(["*test_marked.py::test_direct*"])
 
 
+@pytest.mark.slow
 def test_a_test_that_starts_a_spark_like_process_unmarked_fails_at_tear_down(on_path):
     child = """
         import subprocess, sys

@@ -93,6 +93,7 @@ def _catalogue_runs():
         yield "smoke", 1, mutant, {}
 
 
+@pytest.mark.slow
 def test_every_catalogue_artifact_is_jsons_bytes(monkeypatch):
     """The check behind the two differences the bytes cannot show (a set msgspec writes, NaN as null): every
     object each run leaves on its store, and every JSON column of its tables, encoded by json as well."""

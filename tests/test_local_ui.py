@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DROPPED = ("AIRFLOW", "REGIONCHAOS_")
 
@@ -76,6 +78,7 @@ def _stop(proc: subprocess.Popen) -> int:
             proc.kill()
 
 
+@pytest.mark.slow
 def test_the_local_s3_keeps_its_objects_across_a_restart(tmp_path):
     import boto3
 

@@ -186,7 +186,8 @@ MODEL_MUTANTS = ["cleaner-ignores-refs", "regional-final-checkpoint", "failed-re
                  "fallback-to-aborted"]
 
 
-@pytest.mark.parametrize("mutant", MODEL_MUTANTS)
+@pytest.mark.parametrize("mutant", [pytest.param(m, marks=pytest.mark.slow) if m == "enumerator-no-fallback" else m
+                                    for m in MODEL_MUTANTS])  # that one's search takes several seconds
 def test_each_model_mutant_breaks_an_invariant(mutant):
     machine = type(f"Machine_{mutant}", (CoordinatorMachine,), {"mutant": mutant})
     with pytest.raises(AssertionError):

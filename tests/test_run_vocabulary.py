@@ -90,6 +90,7 @@ SCALARS = (st.integers(-(10**15), 10**15) | st.booleans() | st.none() | TEXT
 VALUES = SCALARS | st.lists(SCALARS, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(KEYS, VALUES, max_size=5))
 def test_any_overrides_survive_format_then_parse(overrides):
@@ -222,6 +223,7 @@ def test_the_guard_passes_code_that_uses_the_vocabulary():
     assert vocabulary_violations(source, "clean.py") == []
 
 
+@pytest.mark.slow
 def test_no_module_outside_regionchaos_run_redefines_the_vocabulary():
     files = [p for folder in CODE_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))
              if HOME not in p.parents and ".venv" not in p.parts]

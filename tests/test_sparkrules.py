@@ -174,6 +174,7 @@ def test_without_a_jdk_nothing_is_built_and_the_reason_is_kept(monkeypatch, tmp_
     assert not (tmp_path / "share").exists() or not any((tmp_path / "share").iterdir())
 
 
+@pytest.mark.slow
 def test_ensure_compiles_the_extension_into_place(monkeypatch, tmp_path):
     if find_tool("javac") is None:
         pytest.skip("no javac here")

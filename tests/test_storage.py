@@ -77,6 +77,7 @@ def test_put_overwrites(object_store: ObjectStore) -> None:
     assert object_store.get("k") == b"two"
 
 
+@pytest.mark.slow
 def test_list_and_delete_past_one_page(object_store: ObjectStore) -> None:
     keys = [f"many/{i:05d}" for i in range(1005)]  # > 1000: two list pages, two batches
     assert object_store.put_many((key, key.encode()) for key in keys) == len(keys)

@@ -104,9 +104,9 @@ def test_f2_with_unaligned_channel_state_duplicates_and_loses_nothing():
     holes, overlaps = set(), set()
     for split, rs in ranges.items():
         reached = 0
-        for start, end in sorted(rs):
-            (holes if start > reached else overlaps if start < reached else set()).add(split)
-            reached = max(reached, end)
+        for lo, hi in sorted(rs):
+            (holes if lo > reached else overlaps if lo < reached else set()).add(split)
+            reached = max(reached, hi)
     assert not holes
     assert {0, 3} <= overlaps  # the splits the old model lost records of are duplicated instead
 
