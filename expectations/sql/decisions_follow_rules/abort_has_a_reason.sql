@@ -7,15 +7,21 @@
 -- in between; 'checkpoint-subsumed' when a newer checkpoint completed at that instant, before the abort.
 -- 'finalize-checkpoint-failure' holds when the history records the completed checkpoint store refusing it;
 -- 'checkpoint-coordinator-shutdown' when the job finished (its coordinator shut down, aborting what was pending).
-WITH prior AS (
-  SELECT a.run_id, a.checkpoint_id, count(b.checkpoint_id) AS n
-  FROM rc_checkpoints a LEFT JOIN rc_checkpoints b
-    ON b.run_id = a.run_id AND b.completed AND b.checkpoint_id < a.checkpoint_id
-  GROUP BY a.run_id, a.checkpoint_id
-),
-timed AS (
+-- 'no-completed-checkpoint' when no checkpoint had completed before the decision, in the history's order.
+WITH timed AS (  -- only the kinds the questions below read: each decision, and what completed, restarted or
+                 -- was triggered around it
   SELECT run_id, seq, kind, checkpoint_id, CAST(get_json_object(detail, '$.time_ms') AS BIGINT) AS time_ms
   FROM rc_events
+  WHERE kind IN ('checkpoint_decided', 'checkpoint_completed', 'checkpoint_triggered', 'region_failover',
+                 'global_restore', 'global_restart_from_scratch')
+),
+prior AS (  -- each decision: how many checkpoints had completed before it, in the history's order. Not by id:
+            -- with concurrent checkpoints an older one may complete after a newer one was aborted for want of
+            -- a completed checkpoint. No decision event: no row, so such an abort's reason does not hold.
+  SELECT d.run_id, d.checkpoint_id, count(n.seq) AS n
+  FROM timed d LEFT JOIN timed n ON n.run_id = d.run_id AND n.kind = 'checkpoint_completed' AND n.seq < d.seq
+  WHERE d.kind = 'checkpoint_decided'
+  GROUP BY d.run_id, d.checkpoint_id
 ),
 restart AS (  -- each abort: does a restart follow at its instant before any trigger
   SELECT d.run_id, d.checkpoint_id,
@@ -23,6 +29,7 @@ restart AS (  -- each abort: does a restart follow at its instant before any tri
            AS restart_seq,
          min(CASE WHEN e.kind = 'checkpoint_triggered' THEN e.seq END) AS trigger_seq
   FROM timed d JOIN timed e ON e.run_id = d.run_id AND e.seq > d.seq AND e.time_ms = d.time_ms
+                            AND e.kind <> 'checkpoint_decided' AND e.kind <> 'checkpoint_completed'
   WHERE d.kind = 'checkpoint_decided'
   GROUP BY d.run_id, d.checkpoint_id
 ),
@@ -42,7 +49,7 @@ SELECT c.run_id, c.checkpoint_id, NULL AS region, NULL AS subtask, NULL AS opera
             ELSE concat('ABORTED for ', coalesce(c.reason, 'no reason'), ', which does not hold') END AS detail
 FROM rc_checkpoints c
 JOIN {batch} r ON r.run_id = c.run_id
-JOIN prior ON prior.run_id = c.run_id AND prior.checkpoint_id = c.checkpoint_id
+LEFT JOIN prior ON prior.run_id = c.run_id AND prior.checkpoint_id = c.checkpoint_id
 LEFT JOIN restart ON restart.run_id = c.run_id AND restart.checkpoint_id = c.checkpoint_id
 LEFT JOIN newer ON newer.run_id = c.run_id AND newer.checkpoint_id = c.checkpoint_id
 LEFT JOIN refused ON refused.run_id = c.run_id AND refused.checkpoint_id = c.checkpoint_id

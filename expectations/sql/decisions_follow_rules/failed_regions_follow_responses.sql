@@ -33,8 +33,8 @@ deadline AS (
 resp AS (
   SELECT t.run_id, t.checkpoint_id, t.region, d.deadline_ms,
          max(CASE WHEN t.response = 'ack' AND t.at_ms <= d.deadline_ms THEN 0 ELSE 1 END) AS must_fail,
-         max_by(concat(t.vertex, ' ', t.subtask, ' ', t.response, ' at ', t.at_ms, ' ms'),
-                CASE WHEN t.response = 'ack' THEN t.at_ms ELSE d.deadline_ms + 1 END) AS witness
+         max_by(named_struct('vertex', t.vertex, 'subtask', t.subtask, 'response', t.response, 'at_ms', t.at_ms),
+                CASE WHEN t.response = 'ack' THEN t.at_ms ELSE d.deadline_ms + 1 END) AS w  -- worded only if reported
   FROM rc_task_responses t JOIN deadline d ON d.run_id = t.run_id AND d.checkpoint_id = t.checkpoint_id
   GROUP BY t.run_id, t.checkpoint_id, t.region, d.deadline_ms
 ),
@@ -55,10 +55,12 @@ expected AS (
 )
 SELECT resp.run_id, resp.checkpoint_id, resp.region, NULL AS subtask, NULL AS operator, NULL AS split,
        CASE WHEN resp.must_fail = 1
-            THEN concat('region ', resp.region, ' must fail (', resp.witness, ', deadline ', resp.deadline_ms,
+            THEN concat('region ', resp.region, ' must fail (', resp.w.vertex, ' ', resp.w.subtask, ' ',
+                        resp.w.response, ' at ', resp.w.at_ms, ' ms, deadline ', resp.deadline_ms,
                         ' ms) but the ', c.metadata_type, ' metadata keeps its fresh state')
             ELSE concat('every task of region ', resp.region, ' acknowledged by ', resp.deadline_ms,
-                        ' ms (latest: ', resp.witness, ') but the metadata falls it back') END AS detail
+                        ' ms (latest: ', resp.w.vertex, ' ', resp.w.subtask, ' ', resp.w.response, ' at ',
+                        resp.w.at_ms, ' ms) but the metadata falls it back') END AS detail
 FROM resp
 JOIN rc_checkpoints c ON c.run_id = resp.run_id AND c.checkpoint_id = resp.checkpoint_id AND c.completed
 JOIN meta m ON m.run_id = resp.run_id AND m.checkpoint_id = resp.checkpoint_id AND m.region = resp.region
