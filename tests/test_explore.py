@@ -9,11 +9,14 @@ In:  `forced-global-tier2` at parallelism 3 with declines (FLIP tier 2: reset-co
      own pass.
      Each finding the explorer finds: the shortest schedule bench/explore.py found for it, reached again by the
      search of its small configuration (`regionchaos.explore.cases`), deep-run and judged in the same pooled pass.
+     The mutant of bounded jobs' final checkpoint (``regional-final-checkpoint``) and the correct protocol on its
+     bounded configuration (2 splits of 10 records, up to 2 attempts: 9 runs), the same way.
 Out: pass/fail: under tier 2 the suites fail flip_bounds, and the shortest counterexample is F1's 5-checkpoint
      schedule (GLOBAL | REGIONAL | REGIONAL | forced ABORTED | REGIONAL), explained by F1's mechanism, nothing else
      failing (exit 0: only a declared finding); under keep-forcing every representative is valid and flip_bounds
      is proved for every N (the abstraction closed); every representative's deep run took the decisions the model
-     predicted; each finding shows on its shortest schedule.
+     predicted; each finding shows on its shortest schedule; the mutant of the final checkpoint is caught on the
+     2-checkpoint schedule where the final checkpoint completes REGIONAL, and the correct protocol is valid there.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import pytest
 
 from regionchaos import runner
-from regionchaos.explore.cases import FINDING_CASES, SHORTEST
+from regionchaos.explore.cases import FINDING_CASES, MUTANT_CASES, SHORTEST
 from regionchaos.explore.judging import checked, collect, representatives
 from regionchaos.explore.search import search
 from regionchaos.explore.summary import summarize
@@ -39,15 +42,17 @@ CASES = {"tier2": ({"topology.parallelism": 3}, 5),
                            "execution.checkpointing.region.forced-global-failure": "keep-forcing"}, 4)}
 EXPLORED: dict[str, tuple] = {}  # case -> (scenario, graph, representatives, drift, interleavings)
 SHOWN: dict[str, tuple] = {}  # finding -> (its shortest representative, drift)
+FINAL_MUTANT = "regional-final-checkpoint"  # its case: a bounded job whose attempt 1 is the final checkpoint
+FINAL: dict[str | None, tuple] = {}  # mutant or None -> (scenario, graph, representatives, drift, interleavings)
 
 
 def _build(config, spark) -> list[ObjectStore]:
     stores: dict[str, ObjectStore] = {}
 
-    def deep_run(rep, drift, interleavings) -> None:
+    def deep_run(rep, drift, interleavings, mutant=None) -> None:
         if rep.run_id not in stores:
             stores[rep.run_id] = ObjectStore.for_run(config, rep.run_id)
-            result, _ = runner.start(stores[rep.run_id], rep.scenario, run_id=rep.run_id, mutant=None, replay="-")
+            result, _ = runner.start(stores[rep.run_id], rep.scenario, run_id=rep.run_id, mutant=mutant, replay="-")
             checked(rep, result, drift, interleavings)
 
     for case, (overrides, n) in CASES.items():
@@ -67,6 +72,16 @@ def _build(config, spark) -> list[ObjectStore]:
         for rep in reps:
             deep_run(rep, drift, {})
         SHOWN[finding] = (reps[0] if reps else None, drift)
+    case = MUTANT_CASES[FINAL_MUTANT]
+    scenario = load(case.scenario, overrides=case.overrides)
+    for mutant in (None, FINAL_MUTANT):
+        graph = search(scenario, mutant, case.max_checkpoints, kinds=0)
+        reps = representatives(graph, scenario)
+        drift, interleavings = [], {}
+        for rep in reps:
+            rep.run_id = runner.default_run_id(rep.scenario, mutant)
+            deep_run(rep, drift, interleavings, mutant)
+        FINAL[mutant] = (scenario, graph, reps, drift, interleavings)
     return list(stores.values())
 
 
@@ -81,6 +96,10 @@ def summaries(judge_pool) -> dict[str, dict]:
         overrides, n = CASES[case]
         out[case] = summarize("forced-global-tier2", overrides, scenario, None, n, graph,
                               collect(reps, judged, drift, interleavings, None))
+    case = MUTANT_CASES[FINAL_MUTANT]
+    for mutant, (scenario, graph, reps, drift, interleavings) in FINAL.items():
+        out[f"final {mutant}"] = summarize(case.scenario, case.overrides, scenario, mutant, case.max_checkpoints, graph,
+                                           collect(reps, judged, drift, interleavings, mutant))
     return out
 
 
@@ -108,6 +127,20 @@ def test_keep_forcing_holds_flip_bounds_for_every_n(summaries):
     assert s["proof"]["flip_bounds"] == "every N"
     assert "holds for every N" in s["proof_statement"]
     assert s["exit_code"] == 0 and s["representatives"]["judged"] >= s["states"] - 1
+
+
+def test_exploring_a_bounded_job_catches_the_mutant_of_the_final_checkpoint(summaries):
+    """`MUTANT_CASES["regional-final-checkpoint"]` at N = 2: with the mutant, the suites fail final_checkpoint on the
+    schedule where a region declines the final checkpoint (attempt 1), which completes REGIONAL; the correct
+    protocol is valid on every representative of the same configuration."""
+    mutant, correct = summaries[f"final {FINAL_MUTANT}"], summaries["final None"]
+    assert mutant["conformance"]["drift"] == [] and correct["conformance"]["drift"] == []
+    assert mutant["outcome"]["caught"] and mutant["exit_code"] == 1
+    cx = mutant["counterexamples"]["final_checkpoint"]
+    assert cx["checkpoints"] == 2 and "final_checkpoint.no_regional_final" in cx["rules"] and not cx["declared"]
+    assert [(e["checkpoint"], e["kind"]) for e in cx["schedule"]] == [(1, "decline")]
+    assert f"--mutant {FINAL_MUTANT}" in cx["replay"]
+    assert set(correct["verdicts"].values()) == {"valid"} and correct["exit_code"] == 0
 
 
 @pytest.mark.parametrize("finding", sorted(SHORTEST, key=lambda f: int(f[1:])))

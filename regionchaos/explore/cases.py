@@ -34,7 +34,10 @@ INSIDE = {"faults.subtask_crash": 0.05, "faults.jobmanager_failover": 0.05, "fau
 # mutant -> a small configuration where the mutant's broken line runs
 MUTANT_CASES = {
     "cleaner-ignores-refs": Case(TIER2, {**P2, **KEEP}, None, 3),
-    "regional-final-checkpoint": Case("bounded-final", {}, None, 4),  # refused: bounded sources
+    # bounded: 2 splits of 10 records at 5 per interval, so attempt 1 is the final checkpoint, after a completed one
+    "regional-final-checkpoint": Case("bounded-final", {**P2, "workload.splits": 2, "workload.records_per_split": 10,
+                                                        "workload.records_per_interval": [5, 5], "faults.timeout": 0,
+                                                        "faults.subtask_crash": 0}, None, 2),
     "failed-region-commits": Case(TIER2, {**P2, **KEEP}, None, 3),
     "no-forced-global": Case(TIER2, {**P2, **KEEP}, None, 4),
     "ignore-failure-ratio": Case(TIER2, {**P3, **KEEP}, None, 2),

@@ -99,7 +99,8 @@ def representatives(graph: Graph, scenario: Scenario) -> list[Representative]:
 
 
 def history_log(events: list[dict]) -> list[tuple]:
-    """A run's decisions and restores in the model's terms (`regionchaos.explore.model.Model._log`)."""
+    """A run's decisions and restores in the model's terms (`regionchaos.explore.model.Model._log`); with bounded
+    sources also the end of input (and its revocation), each source that finished and the job's end."""
     out = []
     for e in events:
         kind = e["kind"]
@@ -117,6 +118,12 @@ def history_log(events: list[dict]) -> list[tuple]:
             out.append(("jobmanager_failover", list(e["recovered"])))
         elif kind == Kind.RESCALE_SKIPPED:
             out.append(("rescale_skipped", e["parallelism"]))
+        elif kind in (Kind.SOURCES_EXHAUSTED, Kind.END_OF_INPUT_REVOKED):  # bounded sources only
+            out.append(("sources_exhausted", kind == Kind.SOURCES_EXHAUSTED))
+        elif kind == Kind.TASK_FINISHED:
+            out.append(("task_finished", e["subtask"], e["checkpoint_id"]))
+        elif kind == Kind.JOB_FINISHED:
+            out.append(("job_finished", e["checkpoint_id"]))
     return out
 
 

@@ -9,16 +9,19 @@ Out: `Model`: the run between two choice points. `Model.step(faults)` runs attem
      check against the real emulation, and the explorer's own flip_bounds observations). `Model.clone()`
      copies it at a branch point. Its methods come in three parts, one module each, as the emulator's rooms:
      `model_trigger` (triggering), `model_checkpoint` (a checkpoint's life), `model_failover` (faults at their
-     instants, failures and restarts); `model_base` holds the event kinds, `Attempt` and `Step`.
+     instants, failures and restarts), `model_input` (a bounded job's input: the end of input, finished tasks,
+     the job's end); `model_base` holds the event kinds, `Attempt` and `Step`. A run whose job finished
+     (``done``) has no next choice point.
 
 The decisions are the real protocol rooms': the CheckpointCoordinator (its decision rules, counters, store,
 fallback table, split enumerator) is the one `regionchaos.emulator.Emulation` builds, called with the same
 arguments at the same instants. What this module restates is *when* the event simulation calls them
 (`regionchaos.triggering`, `regionchaos.checkpointing`, `regionchaos.instants`, `regionchaos.failover`),
 method for method, with the data plane left out: no records, sink transactions, state rows, history or
-notifications. Nothing the data plane does reaches a decision in the configurations the explorer accepts
-(unbounded sources: no end of input; `scope.refuse` names the rest), and the event queue holds plain
-data (kind, arguments), so a copy is cheap. Each method says which method of the emulator it restates;
+notifications. Nothing the data plane does reaches a decision in the configurations the explorer accepts,
+except with bounded sources the end of input: there the model keeps the emulator's own data flow (positions
+only; `model_input`), whose positions decide the final checkpoint, the sources that finish and the job's end
+(`scope.refuse` names what it admits). The event queue holds plain data (kind, arguments), so a copy is cheap. Each method says which method of the emulator it restates;
 `regionchaos.explore.judging` re-runs every representative through the real emulator and compares its
 decisions with the ones predicted here, so a drift between the two ends a run as unknown, never as valid.
 
@@ -49,10 +52,11 @@ from ..workload.dataflow import OPERATOR_MODES, SOURCE
 from .model_base import ARRIVE, CANCELLER, DUE, FALLBACK_DONE, FINALIZED, INTERVAL, LAND_REST, Attempt, Step
 from .model_checkpoint import Checkpointing
 from .model_failover import Failures
+from .model_input import Input, new_flow
 from .model_trigger import Triggering
 
 
-class Model(Triggering, Checkpointing, Failures):
+class Model(Triggering, Checkpointing, Failures, Input):
     """The run, between two choice points; see the module docstring."""
 
     def __init__(self, scenario: Scenario, mutant: str | None = None):
@@ -85,6 +89,9 @@ class Model(Triggering, Checkpointing, Failures):
         self.storage: dict[int, CompletedCheckpoint] = {}  # the _metadata on storage (what a new JobManager reads)
         self.depth: dict[int, int] = {}  # completed checkpoint -> ref-chain depth (as flip_bounds computes it)
         self.streak = 0  # REGIONAL checkpoints completed since the last GLOBAL one
+        self.flow = new_flow(sc, mutant)  # bounded sources: the data flow's positions (`model_input`), else None
+        self.reported: dict[Task, int] = {}  # bounded: the newest checkpoint each task was told completed
+        self.done = False  # bounded: the job finished (the run ends)
         self.coord = self._new_coordinator(CompletedCheckpointStore(sc.flink.num_retained, mutant=mutant,
                                                                     semantics=sc.flink.semantics),
                                            sc.first_checkpoint_id)
@@ -102,15 +109,17 @@ class Model(Triggering, Checkpointing, Failures):
         new = copy.copy(self)
         memo = {id(o): o for o in self._shared()}
         (new.coord, new.queue, new.attempts, new.faults, new.times, new.rescales, new.awaiting_fallback,
-         new.crashed_in, new.storage, new.depth) = copy.deepcopy(
+         new.crashed_in, new.storage, new.depth, new.flow, new.reported) = copy.deepcopy(
             (self.coord, self.queue, self.attempts, self.faults, self.times, self.rescales, self.awaiting_fallback,
-             self.crashed_in, self.storage, self.depth), memo)
+             self.crashed_in, self.storage, self.depth, self.flow, self.reported), memo)
         return new
 
     def _shared(self) -> list:
         c = self.coord
         out: list = [self.sc, self.settings, self.nemesis, self.cache, c.settings, c.graph, c.regions, c.vertex_of,
                      c.operator_modes]
+        if self.flow is not None:
+            out.append(self.flow.stats)
         out += c.store._retained + list(self.storage.values())
         out += [v for v in c.fallback.values()]
         for p in [a.pending for a in self.attempts.values()]:
@@ -133,7 +142,7 @@ class Model(Triggering, Checkpointing, Failures):
 
     def run_to_choice(self) -> None:
         """Run events until the next interval that draws an attempt's faults (one that would wait for a
-        checkpoint to end is run: it only defers), or until nothing is left."""
+        checkpoint to end is run: it only defers), or until nothing is left (the job finished: ``done``)."""
         while self.queue:
             _, _, kind, args = self.queue[0]
             if kind == INTERVAL and not (self.coord.pending and self.sc.flink.max_concurrent == 1):
@@ -186,9 +195,10 @@ class Model(Triggering, Checkpointing, Failures):
                                      next_checkpoint_id=next_id, mutant=self.mutant)
 
     def _assign_splits(self) -> None:
-        """`Emulation.assign_splits`: the enumerator's side only (the readers are data)."""
+        """`Emulation.assign_splits`: the enumerator's side (the readers are data, except a bounded job's:
+        `Input._flow_assigned`)."""
         running = [sub for sub in range(self.parallelism) if (SOURCE, sub) not in self.coord.finished]
-        self.coord.enumerator.assign_pending(running)
+        self._flow_assigned(self.coord.enumerator.assign_pending(running))
 
     def _interval(self, index: int) -> None:
         """`Emulation.interval`."""
@@ -198,10 +208,12 @@ class Model(Triggering, Checkpointing, Failures):
         self.deferred = None
         self.index = index
         self._assign_splits()
+        self._advance(index)
         faults = self.cache.faults(index, self._choice or (), self.coord, self.tms)
         self.faults[index] = faults
         if self._crash(faults):
             self._assign_splits()
+            self._advance(index)
         previous = self.times[-1][1] if self.times else 0  # `Triggering.after_interval`
         self._at(max(self.now_ms, previous + self.sc.flink.interval_ms), DUE, index)
 

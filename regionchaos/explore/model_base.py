@@ -13,9 +13,10 @@ from ..faultkinds import AttemptFaults
 from ..protocol.coordinator import PendingCheckpoint
 
 
-# the events of the queue, as the emulator's actions: (time_ms, seq, kind, args)
-INTERVAL, DUE, ARRIVE, CANCELLER, FALLBACK_DONE, FINALIZED, LAND_REST, RESTART = (
-    "interval", "due", "arrive", "canceller", "fallback_done", "finalized", "land_rest", "restart")
+# the events of the queue, as the emulator's actions: (time_ms, seq, kind, args); ``notify``: a completed
+# checkpoint's notifications reaching the tasks (bounded jobs only: a source finishes, the job finishes)
+INTERVAL, DUE, ARRIVE, CANCELLER, FALLBACK_DONE, FINALIZED, LAND_REST, RESTART, NOTIFY = (
+    "interval", "due", "arrive", "canceller", "fallback_done", "finalized", "land_rest", "restart", "notify")
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Attempt:
     pending: PendingCheckpoint
     arrived: int = 0
     ended: str | None = None  # GLOBAL, REGIONAL, ABORTED, or None while in flight
+    sources_done: frozenset[int] = frozenset()  # bounded: source subtasks whose input had ended at the trigger
+    notified: bool = False  # its tasks were told of its end already (the ``notify-before-metadata`` mutant)
 
 
 @dataclass

@@ -90,9 +90,13 @@ class Checkpointing:
         self._finalize(attempt, REGIONAL)
 
     def _finalize(self, attempt: Attempt, kind: str) -> None:
-        """`Checkpointing._finalize` (the ``notify-before-metadata`` mutant's early notifications are data)."""
+        """`Checkpointing._finalize` (the ``notify-before-metadata`` mutant's early notifications are data, except
+        that they stand for the ones `Input._send` would queue at the end: a bounded job's sources and the job
+        then never finish)."""
         pending = attempt.pending
         pending.phase = "finalizing"
+        if self.mutant == "notify-before-metadata":
+            attempt.notified = True
         if self._crash_before_metadata(attempt, kind):
             return
         self._land_inside(attempt, "pending", None)
@@ -109,7 +113,8 @@ class Checkpointing:
 
     def _ended(self, attempt: Attempt, outcome: CheckpointOutcome) -> None:
         """`Checkpointing._ended`: the decision written down, the metadata to storage, older pending
-        checkpoints subsumed, faults placed at instants it never reached landed right after it."""
+        checkpoints subsumed, the tasks notified (`Input._send`), faults placed at instants it never reached
+        landed right after it."""
         if outcome.status == ABORTED and outcome.reason is not None and self._crash_before_metadata(attempt, None):
             return
         coord = self.coord
@@ -122,6 +127,7 @@ class Checkpointing:
         if outcome.completed:
             for older in coord.subsumed_pending(attempt.checkpoint_id):
                 self._subsume(self.attempts[older.checkpoint_id])
+        self._send(attempt, outcome)
         if attempt.faults.inside and attempt.life == self.life:
             self._at(self.now_ms, LAND_REST, attempt.checkpoint_id)
         self._checkpoint_ended(attempt, outcome)

@@ -101,8 +101,9 @@ class Failures:
             return
         self._shape("region_failover", self._phases())
         self._abort_pending()
-        coord.restore_region(region)
+        restored = coord.restore_region(region)
         self._log("region_failover", region, coord.store.latest().checkpoint_id)
+        self._apply_restore(restored, partial=True)
 
     def _embarrassingly_parallel(self) -> bool:
         t = self.sc.topology
@@ -123,10 +124,11 @@ class Failures:
             return
         new_p = parallelism or self.parallelism
         latest = coord.store.latest()
-        coord.restore_global(new_p)
+        restored = coord.restore_global(new_p)
         self._rediscover()
         self.parallelism = new_p
         self._log("global_restore", latest.checkpoint_id, new_p)
+        self._apply_restore(restored, partial=False)
 
     def _rediscover(self) -> None:
         """`Failover._rediscover`: the initial splits (discovered ones are data here: see `regionchaos.explore.scope`)."""
@@ -139,6 +141,8 @@ class Failures:
         self._log("restart_from_scratch")
         enum = self.coord.enumerator
         self._rediscover()
+        self._flow_from_scratch()
+        self.coord.source.gateways.reset_all()
         enum.owner = {}
         enum.unassigned = sorted(enum.discovered)
         self.coord.finished = {}

@@ -21,7 +21,7 @@ class Triggering:
     # -- triggering (`regionchaos.triggering.Triggering`) ------------------------------------------
 
     def _due(self, index: int) -> None:
-        """`Triggering.due` (no end of input: the sources are unbounded)."""
+        """`Triggering.due` (a finished job triggers nothing: its run has ended, `Input._job_finished`)."""
         f = self.sc.flink
         if len(self.coord.pending) >= f.max_concurrent:
             self.waiting = index
@@ -30,6 +30,7 @@ class Triggering:
             self._at(self.last_end_ms + f.min_pause_ms, DUE, index)
             return
         self.waiting = None
+        self._check_end_of_input()
         attempt = self._trigger(index, self.faults[index])
         self.times = [(attempt.checkpoint_id, self.now_ms)]
         self._at(self.now_ms + f.interval_ms // 2, INTERVAL, index + 1)
@@ -76,6 +77,8 @@ class Triggering:
         expected = sorted(pending.expected)
         timeout = self.sc.flink.timeout_ms
         upload = self.cache.upload_times(self.nemesis, index, expected, timeout)
+        states = {t: self._states(cid, t) for t in expected if t not in faults.declines}  # in task order, as taken
+        attempt.sources_done = self._sources_done()
         self._await_fallback(faults)
         for task in expected:
             lat = upload[task]
@@ -83,7 +86,7 @@ class Triggering:
                 self._at(self.now_ms + lat, ARRIVE, cid, task, None, faults.declines[task])
                 continue
             at = timeout + 1 + lat if task in faults.timeouts else lat
-            self._at(self.now_ms + at, ARRIVE, cid, task, self._states(cid, task), None)
+            self._at(self.now_ms + at, ARRIVE, cid, task, states[task], None)
         self._at(self.now_ms + (self.settings.deadline_ms or timeout), CANCELLER, cid)
         self._land_inside(attempt, "pending", 0)
         return attempt
@@ -91,7 +94,9 @@ class Triggering:
     def _states(self, cid: int, task: Task) -> dict[str, OperatorSubtaskState]:
         """A task's snapshot as its operator states: one handle per operator in the object the task side
         names; the source's holds the splits the enumerator gave that subtask (what the coordinator's
-        region fallback reads)."""
+        region fallback reads). A bounded job's: the data flow's snapshot (`Input._snapshot`: its positions)."""
+        if self.flow is not None:
+            return self._snapshot(cid, task)
         splits = tuple(sorted(s for s, sub in self.coord.enumerator.owner.items() if sub == task[1]))
         cached = self.cache.states.get((cid, task, splits))
         if cached is None:

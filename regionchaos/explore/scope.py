@@ -2,13 +2,16 @@
 
 In:  a Scenario (catalogue name or file, with ``--set`` overrides) and the largest number of checkpoint attempts.
 Out: `refuse(scenario, max_checkpoints)`: a `regionchaos.scenario.ScenarioError` (exit 2) naming every field whose
-     setting the state signature does not cover, with the reason; `Choices`: per choice point the actions, each
+     setting the state signature does not cover, with the reason (a bounded job is explored only with a fixed
+     number of records per interval, aligned checkpoints, no partition discovery, the FLIP's semantics and one
+     checkpoint at a time: `BOUNDED_NEEDS`); `Choices`: per choice point the actions, each
      a tuple of explicit-schedule entries (`regionchaos.scenario.ScheduledFault` fields, without ``checkpoint``)
      that `regionchaos.faultkinds.land` turns into the attempt's faults, exactly as a pinned run does.
 
 The actions of one attempt (only the kinds the scenario enables, i.e. whose probability is above 0):
 - each region's response: its source subtask acks (no entry), declines (``decline``), or stays silent until the
-  checkpoint timeout (``timeout``); the region's other tasks ack. A region fails as a whole (the coordinator maps
+  checkpoint timeout (``timeout``); the region's other tasks ack (a bounded job's finished source responds to
+  nothing: then its region's first running task stands for it). A region fails as a whole (the coordinator maps
   tasks to regions before any rule reads them), so which of its tasks fails changes no decision;
 - at most ``FAULTS_PER_ATTEMPT`` (one) of: a region failover (``subtask_crash``), a TaskManager loss
   (``taskmanager_loss``) or a JobManager failover (``jobmanager_failover``), each between checkpoints, and with
@@ -57,8 +60,7 @@ def refuse(scenario: Scenario, max_checkpoints: int) -> None:
         errors.append((field, f"at most {MAX_PARALLELISM} subtasks per vertex are explored (got {max(ps)}): every "
                               "region's response is a choice at every attempt"))
     if scenario.workload.bounded:
-        errors.append(("workload.bounded", "the end of input (the final checkpoint, finished tasks) depends on how "
-                                           "many records each split read, which the state signature does not hold"))
+        errors += _bounded(scenario)
     if scenario.flink.region_timeout_ms is not None:
         errors.append(("execution.checkpointing.region.timeout", "whether an ack beats the per-region deadline "
                        "depends on the seed's upload time at each attempt, which the state signature does not hold"))
@@ -84,9 +86,43 @@ def refuse(scenario: Scenario, max_checkpoints: int) -> None:
         raise ScenarioError(errors, what="explore")
 
 
-def failing_task(graph: JobGraph, regions: dict[Task, int], region: int) -> Task:
-    """The task whose response stands for its region's: the region's first source subtask (else its first task)."""
-    tasks = sorted(t for t, r in regions.items() if r == region)
+# bounded sources: what the signature's input fields (`regionchaos.explore.signature`) need fixed, and why
+BOUNDED_NEEDS = {
+    "workload.records_per_interval": "the records a split reads per interval are drawn per attempt from the seed "
+                                     "unless min = max: explore a fixed rate, so that the end of input is a "
+                                     "function of the positions the signature holds",
+    "execution.checkpointing.unaligned.enabled": "with unaligned checkpoints the records in flight are drawn per "
+                                                 "attempt from the seed, and recovered ones drain over intervals",
+    "workload.discovered_splits": "partition discovery adds splits at attempts the seed draws",
+    "execution.checkpointing.region.semantics": "under the PR a failed region's splits go back to the enumerator "
+                                                "and a closed gateway holds assignments (F10, F16), which the model "
+                                                "leaves to the data plane: which reader reads a split decides the "
+                                                "end of input",
+    "execution.checkpointing.max-concurrent-checkpoints": "with several checkpoints at once a task can be told "
+                                                          "of a newer checkpoint before an older one, whose "
+                                                          "notification it then ignores (a source does not finish "
+                                                          "on it): the signature does not hold what each task was "
+                                                          "told; bounded jobs are explored one checkpoint at a time",
+}
+
+
+def _bounded(scenario: Scenario) -> list[tuple[str, str]]:
+    """The settings of a bounded job the signature's input fields do not cover (see `BOUNDED_NEEDS`)."""
+    w, f = scenario.workload, scenario.flink
+    off = {"workload.records_per_interval": w.records_per_interval[0] != w.records_per_interval[1],
+           "execution.checkpointing.unaligned.enabled": f.unaligned,
+           "workload.discovered_splits": w.discovered_splits > 0,
+           "execution.checkpointing.region.semantics": f.semantics != "flip",
+           "execution.checkpointing.max-concurrent-checkpoints": f.max_concurrent != 1}
+    return [(field, f"with bounded sources (workload.bounded): {why}") for field, why in BOUNDED_NEEDS.items()
+            if off[field]]
+
+
+def failing_task(graph: JobGraph, regions: dict[Task, int], region: int, finished: frozenset = frozenset()) -> Task:
+    """The task whose response stands for its region's: the region's first running source subtask (else its first
+    running task; a finished task is not triggered, FLIP-147)."""
+    tasks = sorted(t for t, r in regions.items() if r == region and t not in finished) or sorted(
+        t for t, r in regions.items() if r == region)
     return next((t for t in tasks if t[0] == SOURCE), tasks[0])
 
 
@@ -118,11 +154,12 @@ def _describe(e: dict) -> str:
 
 
 class Choices:
-    """The actions at a choice point, by the job's shape then (graph, regions): built once per shape.
+    """The actions at a choice point, by the job's shape then (graph, regions, finished tasks): built once per shape.
 
-    ``full``: every action the schedule language has (`FULL`). Otherwise one action per class of actions that
-    reach the same state (`reduced`), which holds with one checkpoint at a time, zero delays and the protocol
-    unmutated; `tests/test_explore_signature.py` checks that both reach the same states."""
+    ``full``: every action the schedule language has (`_full`). Otherwise one action per class of actions that
+    reach the same state (`_reduced`), which holds with one checkpoint at a time, zero delays, the protocol
+    unmutated and unbounded sources (with bounded ones a failover rewinds the positions the signature holds, and
+    restarts finished tasks); `tests/test_explore_signature.py` checks that both reach the same states."""
 
     def __init__(self, scenario: Scenario, mutant: str | None = None):
         self.sc = scenario
@@ -131,28 +168,32 @@ class Choices:
         self.failures = tuple(k for k in FAILURES if getattr(f, k))
         self.inside = bool(f.inside)
         self.crash_before_metadata = bool(f.crash_before_metadata)
-        self.full = not (mutant is None and scenario.flink.max_concurrent == 1)
+        self.full = not (mutant is None and scenario.flink.max_concurrent == 1 and not scenario.workload.bounded)
         self._cache: dict[tuple, list[Action]] = {}
 
-    def actions(self, graph: JobGraph, regions: dict[Task, int], *, full: bool | None = None) -> list[Action]:
-        """The actions at a choice point of a job with this graph and these regions (all of them with ``full``)."""
+    def actions(self, graph: JobGraph, regions: dict[Task, int], *, full: bool | None = None,
+                finished: frozenset = frozenset()) -> list[Action]:
+        """The actions at a choice point of a job with this graph and these regions (all of them with ``full``);
+        ``finished``: its finished tasks (bounded sources), which respond to nothing."""
         full = self.full if full is None else full
-        key = (tuple(graph.tasks()), tuple(sorted(regions.items())), full)
+        key = (tuple(graph.tasks()), tuple(sorted(regions.items())), full, tuple(sorted(finished)))
         if key not in self._cache:
-            self._cache[key] = self._full(graph, regions) if full else self._reduced(graph, regions)
+            self._cache[key] = (self._full(graph, regions, finished) if full
+                                else self._reduced(graph, regions, finished))
         return self._cache[key]
 
-    def count(self, graph: JobGraph, regions: dict[Task, int]) -> int:
+    def count(self, graph: JobGraph, regions: dict[Task, int], finished: frozenset = frozenset()) -> int:
         """How many actions the schedule language has here (what the reduced ones stand for)."""
-        return len(self.actions(graph, regions, full=True))
+        return len(self.actions(graph, regions, full=True, finished=finished))
 
-    def _vectors(self, graph: JobGraph, regions: dict[Task, int]) -> list[tuple]:
+    def _vectors(self, graph: JobGraph, regions: dict[Task, int], finished: frozenset) -> list[tuple]:
         """Every combination of the regions' responses, as entries (an ack is none)."""
         num_regions = len(set(regions.values()))
-        per_region = [[self._response(graph, regions, r, kind) for kind in self.responses] for r in range(num_regions)]
+        per_region = [[self._response(graph, regions, r, kind, finished) for kind in self.responses]
+                      for r in range(num_regions)]
         return [tuple(e for e in combo if e is not None) for combo in product(*per_region)]
 
-    def _full(self, graph: JobGraph, regions: dict[Task, int]) -> list[Action]:
+    def _full(self, graph: JobGraph, regions: dict[Task, int], finished: frozenset) -> list[Action]:
         tasks = len(graph.tasks())
         instants = [{}]
         if self.inside:
@@ -161,9 +202,9 @@ class Choices:
         faults = [()] + [(e,) for e in self._failures(len(set(regions.values())), instants)]
         if self.crash_before_metadata:
             faults.append(({"kind": "crash_before_metadata"},))
-        return [_action((*vector, *extra)) for vector in self._vectors(graph, regions) for extra in faults]
+        return [_action((*vector, *extra)) for vector in self._vectors(graph, regions, finished) for extra in faults]
 
-    def _reduced(self, graph: JobGraph, regions: dict[Task, int]) -> list[Action]:
+    def _reduced(self, graph: JobGraph, regions: dict[Task, int], finished: frozenset) -> list[Action]:
         """One action per class of the full set's actions that reach the same state, with one checkpoint at a
         time, zero delays and the protocol unmutated. Why the classes are what they are (the model's code paths):
 
@@ -186,7 +227,7 @@ class Choices:
         - a fault placed at the region fallback lands inside the checkpoint before its end, or waits for a later
           checkpoint's fallback (the search keeps only schedules whose faults land in their own attempt)."""
         tasks = len(graph.tasks())
-        vectors = self._vectors(graph, regions)
+        vectors = self._vectors(graph, regions, finished)
         out = [_action(v) for v in vectors]
         if "jobmanager_failover" in self.failures:
             out += [_action((*v, {"kind": "jobmanager_failover"})) for v in vectors]
@@ -200,7 +241,7 @@ class Choices:
                                                           [{"at": "pending", "after_acks": 0}])]
         return out
 
-    def probes(self, graph: JobGraph, regions: dict[Task, int]) -> list[Action]:
+    def probes(self, graph: JobGraph, regions: dict[Task, int], finished: frozenset = frozenset()) -> list[Action]:
         """Actions of the schedule language that the reduced set stands for, tried from every state only for the
         kinds of step they make (`regionchaos.explore.search`): the judged runs then go through what the
         signature merges (a failover while the region fallback is pending and one while the metadata is written
@@ -209,7 +250,8 @@ class Choices:
         before the metadata commit both ways; the first region silent (its ack arrives after the checkpoint)."""
         num_regions = len(set(regions.values()))
         tasks = len(graph.tasks())
-        last = self._response(graph, regions, num_regions - 1, "decline") if "decline" in self.responses else None
+        last = (self._response(graph, regions, num_regions - 1, "decline", finished) if "decline" in self.responses
+                else None)
         vectors = [()] + ([(last,)] if last is not None and num_regions > 1 else [])
         instants = [{}]
         if self.inside:
@@ -220,13 +262,13 @@ class Choices:
         if self.crash_before_metadata:
             out += [_action((*v, {"kind": "crash_before_metadata"})) for v in vectors]
         if "timeout" in self.responses:
-            out.append(_action((self._response(graph, regions, 0, "timeout"),)))
+            out.append(_action((self._response(graph, regions, 0, "timeout", finished),)))
         return out
 
-    def _response(self, graph: JobGraph, regions: dict[Task, int], region: int, kind: str):
+    def _response(self, graph: JobGraph, regions: dict[Task, int], region: int, kind: str, finished: frozenset):
         if kind == "ack":
             return None
-        vertex, sub = failing_task(graph, regions, region)
+        vertex, sub = failing_task(graph, regions, region, finished)
         return {"kind": kind, "vertex": vertex, "subtask": sub}
 
     def _failures(self, num_regions: int, instants: list[dict]) -> list[dict]:

@@ -13,7 +13,8 @@ How: breadth first from the run's first choice point. Each state's model is copi
 expanded again. Breadth first, so the first path that reaches a state, or first breaks a predicate, is a shortest
 one; the actions are tried with the fewest faults first, so it is also a path with few faults. A schedule whose
 fault placed at a region fallback did not land in its own attempt (the checkpoint never fell back) is not kept:
-that fault would wait for a later attempt's fallback, which the same later attempt places itself.
+that fault would wait for a later attempt's fallback, which the same later attempt places itself. A state whose
+job finished (bounded sources) is not expanded: the run ended there.
 
 Kinds of step: two transitions from one state are of one kind when their steps have the same shape
 (`regionchaos.explore.model.Step.shape`: the decisions with what they read, the restores with the phases they
@@ -81,6 +82,7 @@ class Graph:
     violations: dict[str, Transition] = field(default_factory=dict)
     kinds: list[Transition] = field(default_factory=list)  # one step of each kind from each state (`search`)
     fixpoint: int | None = None  # the depth whose states brought no new one (None: still growing at N)
+    ended: set[int] = field(default_factory=set)  # states whose job finished (bounded sources): no next attempt
     transitions: int = 0
     discarded: int = 0  # transitions whose fallback fault did not land in its own attempt
     mismatches: list[str] = field(default_factory=list)  # the audit's
@@ -108,11 +110,14 @@ class Graph:
         """How many schedules of ``max_checkpoints`` attempts the states stand for: paths counted over the
         transitions depth by depth, each explored action weighted by the schedule-language actions it stands for
         (1 with the full set; the reduced set's classes are spread evenly, exact while every state of a depth
-        has the same job shape)."""
+        has the same job shape). A schedule on which the job finished ends there: it is counted once."""
         count = {0: 1.0}
         for _ in range(self.max_checkpoints):
             nxt: Counter = Counter()
             for node, n in count.items():
+                if node in self.ended:
+                    nxt[node] += n
+                    continue
                 for succ, mult in self.edges.get(node, {}).items():
                     nxt[succ] += n * mult * self.weight.get(node, 1.0)
             count = nxt
@@ -140,8 +145,10 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
     for depth in range(max_checkpoints):
         nxt = []
         for node_id, model in frontier:
-            actions = choices.actions(model.coord.graph, model.coord.regions)
-            graph.weight[node_id] = choices.count(model.coord.graph, model.coord.regions) / len(actions)
+            if model.done:  # the job finished: no next attempt
+                continue
+            actions = _actions(choices, model)
+            graph.weight[node_id] = choices.count(*_shape(model)) / len(actions)
             out = graph.edges.setdefault(node_id, Counter())
             for action, succ, step in _expand(model, actions, one_at_a_time, graph):
                 sig = signature(succ, without)
@@ -152,6 +159,8 @@ def search(scenario: Scenario, mutant: str | None, max_checkpoints: int, *, with
                     into = seen[sig] = len(graph.nodes)
                     graph.nodes.append(Node(sig, depth + 1, node_id, action, step))
                     nxt.append((into, succ))
+                    if succ.done:
+                        graph.ended.add(into)
                     if depth + 1 <= audit:
                         kept[into] = succ
                 else:
@@ -181,8 +190,7 @@ def _probe(graph: Graph, model: Model, node_id: int, choices: Choices, seen: dic
            one_at_a_time: bool, without: frozenset[str], cap: int, kinds: int) -> None:
     """The probes from one state (`scope.Choices.probes`): each new kind of step is judged; a probe that reaches a
     state the reduced actions did not reach is a mismatch of the reduction."""
-    for action, succ, step in _expand(model, choices.probes(model.coord.graph, model.coord.regions), one_at_a_time,
-                                      graph):
+    for action, succ, step in _expand(model, choices.probes(*_shape(model)), one_at_a_time, graph):
         into = seen.get(signature(succ, without))
         if into is None:
             graph.mismatches.append(f"state {node_id}: {action.describe()} reaches a state no reduced action reaches")
@@ -191,6 +199,16 @@ def _probe(graph: Graph, model: Model, node_id: int, choices: Choices, seen: dic
         if kind not in seen_kinds and len(graph.kinds) < kinds:
             graph.kinds.append(Transition(node_id, action, step, into))
         seen_kinds.add(kind)
+
+
+def _shape(model: Model) -> tuple:
+    """What the actions at a model's choice point depend on: its graph, regions and finished tasks."""
+    return model.coord.graph, model.coord.regions, frozenset(model.coord.finished)
+
+
+def _actions(choices: Choices, model: Model) -> list[Action]:
+    graph, regions, finished = _shape(model)
+    return choices.actions(graph, regions, finished=finished)
 
 
 def observed(step: Step, cap: int) -> tuple:
@@ -214,7 +232,9 @@ def _audit(graph: Graph, choices: Choices, first: Model, other: Model, node: int
            without: frozenset[str]) -> None:
     """``other`` reached the state of ``first``: both must have the same successors and predicate observations."""
     def successors(model: Model) -> set:
-        actions = choices.actions(model.coord.graph, model.coord.regions)
+        if model.done:
+            return set()
+        actions = _actions(choices, model)
         cap = model.settings.max_consecutive_failures + 1
         return {(a.entries, signature(s, without), observed(st, cap)) for a, s, st in
                 _expand(model, actions, one_at_a_time, graph)}

@@ -161,9 +161,13 @@ def assumptions(scenario: Scenario, graph: Graph) -> list[str]:
         f"seed {scenario.seed}: the tasks' upload times (the order responses arrive in) and the records as it draws them",
         f"parallelism {t.parallelism} ({', '.join(f'{e.parallelism} after attempt {e.after_checkpoint}' for e in scenario.rescale) or 'no rescale'}), "
         f"{t.taskmanagers} TaskManagers, {t.partitioning.value} {t.exchange.value} edges",
-        f"per attempt each region's source subtask {' / '.join(choices.responses)} (the region's other tasks ack)"
+        f"per attempt each region's source subtask {' / '.join(choices.responses)} (the region's other tasks ack"
+        + ("; once the source finished, the region's first running task" if scenario.workload.bounded else "") + ")"
         + (f", and at most {FAULTS_PER_ATTEMPT} of: {kinds}, {where}" if kinds else ""),
         "a fault placed at a region fallback lands in its own attempt",
+        *([f"bounded sources: {scenario.workload.splits} splits of {scenario.workload.records_per_split} records, "
+           f"{scenario.workload.records_per_interval[0]} read per split and interval; a run ends when the job "
+           f"finishes"] if scenario.workload.bounded else []),
         f"semantics {f.semantics}, tier 2 {f.forced_global_policy}, max-consecutive-failures {f.max_consecutive_failures}, "
         f"max-failure-ratio {f.max_failure_ratio}, tolerable-failed-checkpoints {f.tolerable_failed_checkpoints}, "
         f"max-concurrent-checkpoints {f.max_concurrent}, zero control-plane delays",
