@@ -268,9 +268,11 @@ class Checkpointing:
         if outcome.status == REGIONAL and em.settings.semantics == PR:  # `regionchaos.protocol.gateway`
             coord.source.gateways.close(cid, [t[1] for t, r in attempt.responses.items()
                                               if t[0] == SOURCE and not r.ack and r.reason != UPLOAD_FAILED])
-        if outcome.completed:
-            for older in coord.subsumed_pending(cid):
+        for older in coord.subsumed_pending(cid) if outcome.completed else ():
+            if em.coordinator is coord:
                 self._subsume(self.attempts[older.checkpoint_id], cid)
+        if outcome.completed and em.coordinator is not coord:
+            return  # the JobManager died ending a subsumed one (as in `abort_all`): N's notifications with it
         if not attempt.notified:
             self.notifier.send(attempt, outcome)
         if attempt.faults.inside and em.coordinator is coord:  # placed at an instant N never reached: right after it
@@ -286,14 +288,17 @@ class Checkpointing:
 
     def abort_all(self, reason: str, *, shutdown: bool = False) -> None:
         """A failover (or the coordinator's ``shutdown``): every pending checkpoint aborted for ``reason``
-        (``abortPendingCheckpoints``), oldest first; with the ``failover-keeps-pending`` mutant a failover
-        leaves them pending."""
+        (``abortPendingCheckpoints``), oldest first, one at a time: a JobManager crash landing on one's end stops it
+        (the new JobManager voided the rest); with the ``failover-keeps-pending`` mutant a failover leaves them."""
         em = self.em
         if em.mutant == "failover-keeps-pending" and not shutdown:
             return
         coord = em.coordinator
-        for pending, outcome in coord.abort_all_pending(reason):
-            self._ended(self.attempts[pending.checkpoint_id], outcome)
+        for pending in [p for _, p in sorted(coord.pending.items())]:
+            if em.coordinator is not coord or pending.checkpoint_id not in coord.pending:
+                break  # the JobManager died ending an older one (`regionchaos.instants.Instants.crash_before_metadata`)
+            self._ended(self.attempts[pending.checkpoint_id],
+                        coord.abort(pending, coord._undecided(pending, settled=False), reason))
 
 def attempt_of(checkpointing: Checkpointing, checkpoint_id: int) -> Any:
     return checkpointing.attempts.get(checkpoint_id)

@@ -84,9 +84,12 @@ class Failover:
         return sorted(lost)
 
     def _fail_regions(self, regions: list[int], recovery_failures, cause: str) -> None:
+        coord = self.em.coordinator
         for region in dict.fromkeys(regions):
+            if self.em.coordinator is not coord:
+                return  # the JobManager died on the way (`region_failover`): the new one restarted every task
             self.region_failover(region, cause)
-            if region in recovery_failures:
+            if region in recovery_failures and self.em.coordinator is coord:
                 # part of the recovered in-flight data is drained, then it fails again
                 self.em.flow.advance(self.em.attempt)
                 self.region_failover(region, "failure during recovery")
@@ -114,6 +117,10 @@ class Failover:
             self.global_restore(None, f"{cause} (global failover)")
             return
         self._abort_pending()
+        if self.em.coordinator is not coord:
+            # a JobManager crash landed on the end of a checkpoint this failover aborted (`regionchaos.instants`):
+            # the JobManager that ran the failover is gone, and the new one restored the whole job from storage
+            return
         self.em.stats["region_failovers"] += 1
         restored = coord.restore_region(region)
         self.em.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
@@ -175,8 +182,10 @@ class Failover:
         return sorted(live - set(lister("checkpoints/")))
 
     def global_restore(self, parallelism: int | None, cause: str, count: bool = True) -> None:
-        self._abort_pending()
         coord = self.em.coordinator
+        self._abort_pending()
+        if self.em.coordinator is not coord:
+            return  # the JobManager died while aborting (as in `region_failover`): the new one restored the job
         if coord.store.latest() is None:
             self.restart_from_scratch(cause)
             return

@@ -5,7 +5,16 @@
 -- while s never got it: every checkpoint C triggered after the hold and before s restarts (a region failover of its
 -- region, a global restore or restart, a JobManager failover) or S is assigned again holds S in no source entry and
 -- not as unassigned. C's row about S is F16's; one about another split, or after the hold ended, is not.
-WITH n AS (
+-- The loss outlives the hold when the job restores from such a C: a global restore (after a job failure or a
+-- JobManager failover: the history's `global_restore` and its `restore_from`) from a checkpoint C whose row about S is
+-- F16's, and whose metadata counts S as assigned (its coordinator state: discovered, not unassigned) while no source
+-- entry of C holds it, rebuilds the enumerator from C (`SourceCoordinator.resetToCheckpoint`: S assigned) and every
+-- reader from C's entries (none has S): S is lost until it is assigned again, a restart from scratch, or another
+-- global restore. Every checkpoint triggered meanwhile is F16's for S, and so on through each global restore from one
+-- of them (recursively). A region failover does not end it then (the reset subtask never had S: `subtaskReset` gives
+-- back only what it was assigned since the restored checkpoint). A restore from a checkpoint that holds S, counts it
+-- unassigned, or was not triggered in such a span, does not carry it.
+WITH RECURSIVE n AS (
   SELECT n.run_id, n.checkpoint_id, t.subtask, t.region
   FROM rc_checkpoints n
   JOIN {batch} r ON r.run_id = n.run_id AND r.semantics = 'pr'
@@ -29,8 +38,40 @@ ended AS (  -- the first event after the hold that ends it
         OR e.kind IN ('global_restore', 'global_restart_from_scratch', 'jobmanager_failover')
         OR (e.kind IN ('split_assigned', 'split_held') AND e.split = h.split))
   GROUP BY h.run_id, h.seq
+),
+lost_in AS (  -- (C, S): C's coordinator state counts S as assigned, and no source entry of C holds it
+  SELECT x.run_id, x.checkpoint_id, x.split
+  FROM (SELECT c.run_id, c.checkpoint_id,
+               explode(array_except(c.coord_discovered, coalesce(c.coord_unassigned, array()))) AS split
+        FROM rc_checkpoints c WHERE c.completed AND c.coord_discovered IS NOT NULL) x
+  LEFT ANTI JOIN rc_entry_splits e ON e.run_id = x.run_id AND e.checkpoint_id = x.checkpoint_id
+                                  AND e.operator = 'source' AND e.split = x.split
+),
+carried AS (  -- a global restore from a checkpoint C in which S is lost: S lost from the restore on
+  SELECT g.run_id, g.seq, l.split, l.checkpoint_id AS restore_from
+  FROM rc_events g
+  JOIN lost_in l ON l.run_id = g.run_id AND l.checkpoint_id = g.restore_from
+  WHERE g.kind = 'global_restore'
+),
+carried_end AS (  -- until S is assigned again, the job restarts from scratch or restores again
+  SELECT c.run_id, c.seq, c.split, min(e.seq) AS end_seq
+  FROM carried c
+  JOIN rc_events e ON e.run_id = c.run_id AND e.seq > c.seq
+   AND (e.kind IN ('global_restore', 'global_restart_from_scratch', 'jobmanager_failover')
+        OR (e.kind IN ('split_assigned', 'split_held') AND e.split = c.split))
+  GROUP BY c.run_id, c.seq, c.split
+),
+spans (run_id, split, start_seq, end_seq) AS (  -- the hold, then each global restore that carries its loss on
+  SELECT h.run_id, h.split, h.seq, coalesce(x.end_seq, 9223372036854775807)
+  FROM held h LEFT JOIN ended x ON x.run_id = h.run_id AND x.seq = h.seq
+  UNION ALL
+  SELECT c.run_id, c.split, c.seq, coalesce(x.end_seq, 9223372036854775807)
+  FROM spans s
+  JOIN rc_checkpoints m ON m.run_id = s.run_id AND m.trigger_seq > s.start_seq AND m.trigger_seq < s.end_seq
+  JOIN carried c ON c.run_id = s.run_id AND c.split = s.split AND c.restore_from = m.checkpoint_id
+                AND c.seq > s.start_seq
+  LEFT JOIN carried_end x ON x.run_id = c.run_id AND x.seq = c.seq AND x.split = c.split
 )
-SELECT DISTINCT h.run_id, c.checkpoint_id, NULL AS region, NULL AS subtask, 'source' AS operator, h.split
-FROM held h
-LEFT JOIN ended x ON x.run_id = h.run_id AND x.seq = h.seq
-JOIN rc_checkpoints c ON c.run_id = h.run_id AND c.trigger_seq > h.seq AND c.trigger_seq < coalesce(x.end_seq, 9223372036854775807)
+SELECT DISTINCT s.run_id, c.checkpoint_id, NULL AS region, NULL AS subtask, 'source' AS operator, s.split
+FROM (SELECT DISTINCT * FROM spans) s
+JOIN rc_checkpoints c ON c.run_id = s.run_id AND c.trigger_seq > s.start_seq AND c.trigger_seq < s.end_seq
