@@ -6,17 +6,8 @@
 -- G's graft the checkpoints before it. A chain past the bound from a head H is F13's when H is such a G (a GLOBAL
 -- checkpoint has no chain but for its graft) or reaches one within max-consecutive-failures links (the part a
 -- GLOBAL checkpoint would have cut is within the bound); a chain that is too deep before any such G is not.
-WITH RECURSIVE fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH RECURSIVE
+-- include: _late_ack.sql
 mixed AS (  -- G: GLOBAL, with entries grafted from the fallback checkpoint of a region a late ack failed
   SELECT DISTINCT n.run_id, n.checkpoint_id
   FROM rc_checkpoints n

@@ -4,17 +4,8 @@
 -- grafted_global.sql finds). N completed GLOBAL, so s is told notifyCheckpointComplete(N) and commits the transaction
 -- it pre-committed for N, which N's entry for it (L's) does not hold: a commit upon N by s (rc_commits) is F13's;
 -- one by a subtask whose sink entry in N is fresh, or upon another checkpoint, is not.
-WITH fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH
+-- include: _late_ack.sql
 grafted_sinks AS (
   SELECT DISTINCT e.run_id, e.checkpoint_id, e.subtask
   FROM rc_checkpoints n

@@ -7,17 +7,8 @@
 -- N's entries in that region that reference L (rc_entries of N) are the graft the ack did not overwrite: the
 -- region's row (every task of it acknowledged by N's completion, yet the metadata falls it back) is F13's. A
 -- region no such request failed, or whose referenced entries name another checkpoint, is not.
-WITH fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (  -- regions of N with a task the canceller marked declined and whose ack arrived after all
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH
+-- include: _late_ack.sql
 grafted AS (
   SELECT DISTINCT e.run_id, e.checkpoint_id, e.region
   FROM rc_checkpoints n

@@ -12,17 +12,8 @@
 -- source entry) before S is assigned again, the job restarts from scratch or restores again: the enumerator restored
 -- S as assigned and no reader has it. A split assigned before L's trigger (L's entry holds it), to another subtask,
 -- or after N's trigger, is not.
-WITH RECURSIVE fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (  -- regions of N with a task the canceller marked declined and whose ack arrived after all
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH RECURSIVE
+-- include: _late_ack.sql
 grafted AS (  -- (N, s, L): N GLOBAL, the source entry of s in a late-acked failed region still references L
   SELECT DISTINCT n.run_id, n.checkpoint_id, n.trigger_seq, e.subtask, fb.fallback_id
   FROM rc_checkpoints n

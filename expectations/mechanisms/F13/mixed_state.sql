@@ -5,17 +5,8 @@
 -- (rc_entries of N). When r's source entry is L's and its counter entry N's (the process task acknowledged late, the
 -- source task's graft stayed), the counter in N has consumed records the source in N has not emitted yet: N's row
 -- about a split r held in N (rc_entry_splits) is F13's; a row of another checkpoint or split is not.
-WITH fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH
+-- include: _late_ack.sql
 mixed AS (
   SELECT DISTINCT n.run_id, n.checkpoint_id, e.region
   FROM rc_checkpoints n

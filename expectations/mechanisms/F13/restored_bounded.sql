@@ -3,17 +3,8 @@
 -- checkpoint whose entries of r lead back to it), as restored_mixed.sql finds, starts its tasks from two checkpoints,
 -- so a split r held in N is read twice or has records never committed. The rule's row about such a split (the whole
 -- run's output of it) is F13's; one about a split no such restore touched is not.
-WITH RECURSIVE fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH RECURSIVE
+-- include: _late_ack.sql
 mixed AS (  -- (N, r): N GLOBAL with r's entries grafted from L and r's late ack
   SELECT DISTINCT n.run_id, n.checkpoint_id, e.region
   FROM rc_checkpoints n

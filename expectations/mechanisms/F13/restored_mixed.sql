@@ -9,17 +9,8 @@
 -- counted), a sink at L under a source at N (the records between never committed when N's notification had not
 -- reached it). Every violation about a split r held in N (rc_entry_splits of N), in N or a later checkpoint, is
 -- F13's; one about another split, before N, or in a run with no restore from N, is not.
-WITH RECURSIVE fb AS (
-  SELECT run_id, checkpoint_id, seq,
-         from_json(get_json_object(detail, '$.failed_regions'), 'array<int>') AS failed_regions,
-         CAST(get_json_object(detail, '$.fallback_checkpoint_id') AS BIGINT) AS fallback_id
-  FROM rc_events WHERE kind = 'fallback_requested'
-),
-late AS (
-  SELECT DISTINCT t.run_id, t.checkpoint_id, t.region
-  FROM rc_task_responses t JOIN {batch} r ON r.run_id = t.run_id
-  WHERE t.response = 'ack' AND t.at_ms > r.timeout_ms
-),
+WITH RECURSIVE
+-- include: _late_ack.sql
 mixed AS (  -- (N, r): N GLOBAL with r's entries grafted from L and r's late ack
   SELECT DISTINCT n.run_id, n.checkpoint_id, e.region
   FROM rc_checkpoints n
