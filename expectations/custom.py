@@ -68,14 +68,20 @@ KEYS = ("checkpoint_id", "region", "subtask", "operator", "split")  # besides ru
 INCLUDE_RE = re.compile(r"^-- include: (_[\w.-]+\.sql)$", re.M)
 
 
+SHARED_PARTS = "_shared"  # mechanisms/_shared/: parts the mechanisms of several findings include
+
+
 def _with_includes(path: Path) -> str:
-    """A mechanism's SQL, each ``-- include: _part.sql`` line replaced by that file of its folder: CTEs a finding's
-    mechanisms share (a file whose name starts with ``_`` is such a part, not a mechanism)."""
+    """A mechanism's SQL, each ``-- include: _part.sql`` line replaced by that file of its folder, else of
+    ``mechanisms/_shared/``: CTEs a finding's mechanisms share, or several findings' (a file whose name starts with
+    ``_`` is such a part, not a mechanism)."""
     def part(match: re.Match) -> str:
-        included = path.parent / match.group(1)
-        if not included.is_file():
-            raise ValueError(f"{path}: includes {match.group(1)}, which is not in {path.parent}")
-        return included.read_text().rstrip("\n")
+        found = [f for f in (path.parent / match.group(1), path.parent.parent / SHARED_PARTS / match.group(1))
+                 if f.is_file()]
+        if not found:
+            raise ValueError(f"{path}: includes {match.group(1)}, which is not in {path.parent} "
+                             f"nor in {path.parent.parent / SHARED_PARTS}")
+        return found[0].read_text().rstrip("\n")
     return INCLUDE_RE.sub(part, path.read_text())
 
 
@@ -84,7 +90,7 @@ def mechanism_files(directory: Path | None = None) -> list[tuple[str, tuple[str,
     first line names the rules: ``-- explains: suite.rule, suite.rule``; ``_*.sql`` files are parts they include."""
     out = []
     for path in sorted((directory or MECHANISMS_DIR).glob("*/*.sql")):
-        if path.name.startswith("_"):
+        if path.name.startswith("_") or path.parent.name == SHARED_PARTS:
             continue
         sql = _with_includes(path)
         head = sql.splitlines()[0] if sql else ""

@@ -127,8 +127,9 @@ def test_outcome_carries_the_tags_of_failed_rules_only(tags):
 
 
 def test_a_mechanism_includes_the_parts_its_finding_s_mechanisms_share(tmp_path):
-    """``-- include: _part.sql`` is replaced by that file of the finding's folder; ``_*.sql`` files are parts, not
-    mechanisms; an include of a part that is not there is refused, naming it."""
+    """``-- include: _part.sql`` is replaced by that file of the finding's folder, else of ``_shared/``; ``_*.sql``
+    files and the ``_shared`` folder are parts, not mechanisms; an include of a part that is not there is refused,
+    naming it."""
     folder = tmp_path / "F99"
     folder.mkdir()
     (folder / "_part.sql").write_text("-- shared\nheld AS (SELECT run_id FROM rc_events),\n")
@@ -139,6 +140,15 @@ def test_a_mechanism_includes_the_parts_its_finding_s_mechanisms_share(tmp_path)
     assert (finding, rules, path.name) == ("F99", ("liveness.global_after_faults",), "m.sql")
     assert sql.splitlines()[1:5] == ["WITH", "-- shared", "held AS (SELECT run_id FROM rc_events),",
                                      "last AS (SELECT run_id FROM held)"]
+    shared = tmp_path / "_shared"  # parts several findings include: looked up after the finding's own folder
+    shared.mkdir()
+    (shared / "_common.sql").write_text("common AS (SELECT run_id FROM rc_checkpoints),\n")
+    (shared / "_part.sql").write_text("held AS (SELECT 'not this one'),\n")
+    (folder / "m.sql").write_text("-- explains: liveness.global_after_faults\nWITH\n-- include: _part.sql\n"
+                                  "-- include: _common.sql\nSELECT run_id FROM common\n")
+    ((finding, _, sql, _),) = custom.mechanism_files(tmp_path)  # the _shared folder is no finding
+    assert finding == "F99" and sql.splitlines()[2:5] == [
+        "-- shared", "held AS (SELECT run_id FROM rc_events),", "common AS (SELECT run_id FROM rc_checkpoints),"]
     (folder / "broken.sql").write_text("-- explains: liveness.global_after_faults\nWITH\n-- include: _gone.sql\n")
     with pytest.raises(ValueError, match="_gone.sql"):
         custom.mechanism_files(tmp_path)

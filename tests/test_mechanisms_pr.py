@@ -220,12 +220,7 @@ def forget_the_later_checkpoints_own_fallback(store):
 def ack_in_time(store):
     """The task record of GLOBAL checkpoint 3: process 2's ack arrived in time (no late ack), so nothing says its
     region's entries were grafted while a late ack was on its way."""
-    def fn(events):
-        record = next(e for e in events if e["kind"] == "task_responses" and e["checkpoint_id"] == 3)
-        for task in record["tasks"]:
-            task[3] = min(task[3], 5)
-        return events
-    H.edit_history(store, fn)
+    H.acks_in_time(store, 3)
 
 
 def forget_the_store_failure(store):

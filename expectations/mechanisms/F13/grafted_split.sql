@@ -25,14 +25,7 @@ grafted AS (  -- (N, s, L): N GLOBAL, the source entry of s in a late-acked fail
   WHERE n.status = 'GLOBAL' AND n.completed
 ),
 assigned AS (SELECT run_id, seq, kind, split, subtask FROM rc_events WHERE kind IN ('split_assigned', 'split_held')),
-lost_in AS (  -- (C, S): C's coordinator state counts S as assigned, and no source entry of C holds it
-  SELECT x.run_id, x.checkpoint_id, x.split
-  FROM (SELECT c.run_id, c.checkpoint_id,
-               explode(array_except(c.coord_discovered, coalesce(c.coord_unassigned, array()))) AS split
-        FROM rc_checkpoints c WHERE c.completed AND c.coord_discovered IS NOT NULL) x
-  LEFT ANTI JOIN rc_entry_splits e ON e.run_id = x.run_id AND e.checkpoint_id = x.checkpoint_id
-                                  AND e.operator = 'source' AND e.split = x.split
-),
+-- include: _lost_split_carried.sql
 lost AS (  -- (N, S): S assigned to s after L's trigger and still s's at N's trigger, lost in N
   SELECT DISTINCT g.run_id, g.checkpoint_id, a.split
   FROM grafted g
@@ -41,20 +34,6 @@ lost AS (  -- (N, S): S assigned to s after L's trigger and still s's at N's tri
                  AND a.seq > l.trigger_seq AND a.seq < g.trigger_seq
   JOIN lost_in li ON li.run_id = g.run_id AND li.checkpoint_id = g.checkpoint_id AND li.split = a.split
   LEFT ANTI JOIN assigned b ON b.run_id = a.run_id AND b.split = a.split AND b.seq > a.seq AND b.seq < g.trigger_seq
-),
-carried AS (  -- a global restore from a checkpoint C in which S is lost
-  SELECT g.run_id, g.seq, l.split, l.checkpoint_id AS restore_from
-  FROM rc_events g
-  JOIN lost_in l ON l.run_id = g.run_id AND l.checkpoint_id = g.restore_from
-  WHERE g.kind = 'global_restore'
-),
-carried_end AS (
-  SELECT c.run_id, c.seq, c.split, min(e.seq) AS end_seq
-  FROM carried c
-  JOIN rc_events e ON e.run_id = c.run_id AND e.seq > c.seq
-   AND (e.kind IN ('global_restore', 'global_restart_from_scratch', 'jobmanager_failover')
-        OR (e.kind IN ('split_assigned', 'split_held') AND e.split = c.split))
-  GROUP BY c.run_id, c.seq, c.split
 ),
 spans (run_id, split, start_seq, end_seq) AS (  -- each global restore that carries the loss on, from N on
   SELECT c.run_id, c.split, c.seq, coalesce(x.end_seq, 9223372036854775807)
