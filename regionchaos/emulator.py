@@ -27,6 +27,7 @@ from .history import Kind
 from .instants import Instants
 from .interleavings import INTERLEAVINGS
 from .nemesis import AttemptFaults, Nemesis, Stream, stream_rng
+from .outcomes import discard_at_finish
 from .protocol.checkpoint import CompletedCheckpoint
 from .protocol.coordinator import CheckpointCoordinator, CoordinatorSettings
 from .protocol.enumerator import SplitEnumerator
@@ -232,12 +233,14 @@ class Emulation:
     def job_finished(self, checkpoint_id: int, status: str) -> None:
         """Every task finished: the job is FINISHED and its checkpoint coordinator shuts down, aborting
         what is still pending (``CheckpointCoordinator.shutdown``: ``abortPendingAndQueuedCheckpoints`` with
-        ``CHECKPOINT_COORDINATOR_SHUTDOWN``, uncounted) and discarding its state."""
+        ``CHECKPOINT_COORDINATOR_SHUTDOWN``, uncounted) and discarding its state; what is still uploading for a
+        checkpoint that ended is discarded (`regionchaos.outcomes.discard_at_finish`)."""
         self.stats["finished"] = True
         self.finishing = None
         self.log(Kind.JOB_FINISHED, checkpoint_id=checkpoint_id, type=status)
         if self.coordinator.pending:
             self.checkpointing.abort_all(R_SHUTDOWN, shutdown=True)
+        discard_at_finish(self, self.checkpointing.attempts.values())
 
     def no_more_splits(self) -> bool:
         """The enumerator has signalled NoMoreSplits: nothing left to discover or assign."""

@@ -8,12 +8,13 @@ Out: the ``checkpoint_decided`` (and ``checkpoint_completed``) events; and the d
      the checkpoint does not use: those uploaded by its end go with its directory (`stray`), those
      uploaded later are discarded by the JobManager when their acknowledgement arrives
      (``CheckpointCoordinator.discardSubtaskState``; the ``late-ack-kept`` mutant keeps them) or, when
-     none will, by their TaskManager when the upload completes (`discard_unacknowledged`).
+     none will, by their TaskManager when the upload completes (`discard_unacknowledged`); at the job's end,
+     what is still uploading then (`discard_at_finish`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from .history import Kind
 from .protocol.coordinator import ABORTED, CheckpointOutcome
@@ -71,6 +72,26 @@ def discard_unacknowledged(em: Emulation, attempt: Attempt) -> None:
     for key, at in attempt.written_at.items():
         if at > attempt.ended_ms and key not in acked:
             em.clock.at(at, _delete, em, attempt.checkpoint_id, key)
+
+
+def discard_at_finish(em: Emulation, attempts: Iterable[Attempt]) -> None:
+    """The job finishes now: the state objects of ended checkpoints still uploading are discarded now, as their
+    late acks or their TaskManagers would have done after this instant. A finishing task waits for its running
+    asynchronous uploads before it ends (``StreamTask.afterInvoke``: ``waitForPendingCheckpoints()`` when
+    checkpoints after tasks finished are on, FLIP-147), so each such ack still reaches a running coordinator,
+    which discards it (`late_ack`); a lost ack's object its TaskManager cleans up (`discard_unacknowledged`)."""
+    now = em.clock.now_ms
+    for attempt in attempts:
+        if attempt.ended_ms is None:
+            continue
+        for r in attempt.responses.values():
+            if r.key is None or attempt.written_at.get(r.key, -1) <= now:
+                continue  # nothing uploaded, uploaded by now (gone with its directory or discarded), or discarded
+            if r.at_ms is not None:
+                late_ack(em, attempt, r)
+            else:
+                attempt.written_at[r.key] = -1
+                _delete(em, attempt.checkpoint_id, r.key)
 
 
 def _delete(em: Emulation, checkpoint_id: int, key: str) -> None:

@@ -297,3 +297,25 @@ def test_a_checkpoint_pending_when_the_job_finishes_is_aborted_and_its_state_del
     assert R_SHUTDOWN in UNCOUNTED
     for e in shut:
         assert not store.list_keys(f"checkpoints/chk-{e['checkpoint_id']}/"), e["checkpoint_id"]
+
+
+@pytest.mark.parametrize("seed", [12, 27])
+def test_an_upload_still_running_when_the_job_finishes_is_discarded(seed):
+    """A checkpoint that ended while one of its state PUTs still runs (seed 12: subsumed before the job
+    finished; seed 27: pending, aborted by the coordinator's shutdown): the finishing task waits for that upload
+    (``StreamTask.afterInvoke``: ``waitForPendingCheckpoints``) and its late ack reaches the running
+    coordinator, which discards the object (`regionchaos.outcomes.discard_at_finish`). `bounded-final` seeds of
+    the swarm's mix under ``keep-forcing``: nothing of such a checkpoint stays."""
+    sc = load("bounded-final", {"faults.swarm": True, "seed": seed,
+                                "execution.checkpointing.region.forced-global-failure": "keep-forcing"})
+    result, store = memrun.emulate(sc)
+    finished = next(e for e in result.events if e["kind"] == "job_finished")
+    triggered = {e["checkpoint_id"]: e["time_ms"] for e in result.events if e["kind"] == "checkpoint_triggered"}
+    responses = {e["checkpoint_id"]: e["tasks"] for e in result.events if e["kind"] == "task_responses"}
+    outliving = {cid for cid, tasks in responses.items()
+                 if any(t[2] == "ack" and t[4] is not None and triggered[cid] + t[4] > finished["time_ms"]
+                        for t in tasks)}
+    completed = {e["checkpoint_id"] for e in result.events if e["kind"] == "checkpoint_completed"}
+    assert outliving - completed, outliving  # the interleaving this test is about happened
+    for cid in outliving - completed:
+        assert not store.list_keys(f"checkpoints/chk-{cid}/"), cid
