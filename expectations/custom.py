@@ -74,14 +74,14 @@ SHARED_PARTS = "_shared"  # mechanisms/_shared/: parts the mechanisms of several
 def _with_includes(path: Path) -> str:
     """A mechanism's SQL, each ``-- include: _part.sql`` line replaced by that file of its folder, else of
     ``mechanisms/_shared/``: CTEs a finding's mechanisms share, or several findings' (a file whose name starts with
-    ``_`` is such a part, not a mechanism)."""
+    ``_`` is such a part, not a mechanism; its own includes are looked up from its folder the same way)."""
     def part(match: re.Match) -> str:
         found = [f for f in (path.parent / match.group(1), path.parent.parent / SHARED_PARTS / match.group(1))
                  if f.is_file()]
         if not found:
             raise ValueError(f"{path}: includes {match.group(1)}, which is not in {path.parent} "
                              f"nor in {path.parent.parent / SHARED_PARTS}")
-        return found[0].read_text().rstrip("\n")
+        return _with_includes(found[0]).rstrip("\n")  # a part may include parts too
     return INCLUDE_RE.sub(part, path.read_text())
 
 

@@ -108,8 +108,9 @@ def _late_acks(sc: Scenario) -> bool:
     return _may_draw(sc, "timeout", "slow_put")
 
 
-def _bounded_excess(sc: Scenario) -> tuple[str, ...]:
-    """A bounded run that finished also shows a duplicate (or, F13, a loss) in its whole output of a split."""
+def _bounded_output(sc: Scenario) -> tuple[str, ...]:
+    """A bounded run that finished also shows the finding in its whole output of a split: records committed twice
+    (F10, F12), never committed (F16: a split lost for good), or either (F13)."""
     return ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()
 
 
@@ -161,8 +162,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F10", ("exactly_once_output.no_duplicate_commit", "reachable_global_state.split_assignment_consistent"),
             "PR: a failed region's splits go back to the enumerator while its reader still reads them",
             lambda sc: _pr(sc) and _splits_assigned_late(sc),
-            # a bounded run then commits the duplicated records more than once by its end
-            extra=lambda sc: ("exactly_once_output.bounded_output_complete",) if sc.workload.bounded else ()),
+            extra=_bounded_output),  # a bounded run commits the duplicated records more than once by its end
     Finding("F11", ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
                     "decisions_follow_rules.failed_regions_follow_responses",
                     "metadata_well_formed.one_entry_per_operator_subtask",
@@ -175,7 +175,7 @@ FINDINGS: tuple[Finding, ...] = (
                     # a later restore of the region from the fallback reads the committed records again
                     "exactly_once_output.no_duplicate_commit"),
             "PR: an abort notification completes the latest (REGIONAL) checkpoint on a failed region's sink", _pr,
-            extra=_bounded_excess),
+            extra=_bounded_output),
     Finding("F13", ("decisions_follow_rules.global_has_no_refs", "decisions_follow_rules.failed_regions_follow_responses",
                     # the grafted sink is told the GLOBAL checkpoint completed: it commits what its entry does not hold
                     "exactly_once_output.commit_within_checkpoint",
@@ -190,7 +190,7 @@ FINDINGS: tuple[Finding, ...] = (
                     "reachable_global_state.split_assignment_consistent"),
             "PR: a late ack during the region fallback completes the checkpoint GLOBAL with grafted entries left",
             lambda sc: _pr(sc) and _late_acks(sc) and _delayed(sc, "fallback_ms"),
-            extra=_bounded_excess),
+            extra=_bounded_output),
     # both semantics: the FLIP is silent on when the failed regions' entries are taken; modelled as Flink takes them
     Finding("F14", ("exactly_once_output.no_duplicate_commit", "flip_bounds.ref_chain_depth_within_bound"),
             "a REGIONAL decision grafts from the latest checkpoint at the decision: an older one completing before "
@@ -198,7 +198,7 @@ FINDINGS: tuple[Finding, ...] = (
             "consecutive counter under a chain that goes on past it",
             lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
             and _delayed(sc, "fallback_ms", "metadata_ms"),
-            extra=_bounded_excess),
+            extra=_bounded_output),
     Finding("F15", ("reachable_global_state.split_assignment_consistent",),
             "PR: a split assigned to a healthy reader between a REGIONAL checkpoint's trigger and its region fallback "
             "is in no part of the checkpoint",
@@ -207,7 +207,8 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F16", ("liveness.held_split_delivered", "reachable_global_state.split_assignment_consistent"),
             "PR: a source subtask that declined a REGIONAL checkpoint before its snapshot keeps its coordinator "
             "gateway closed: splits assigned to it are held until it restarts",
-            lambda sc: _pr(sc) and _may_draw(sc, "decline") and _splits_assigned_late(sc)),
+            lambda sc: _pr(sc) and _may_draw(sc, "decline") and _splits_assigned_late(sc),
+            extra=_bounded_output),  # a split lost when a bounded job finishes: its unread records never committed
     Finding("F17", ("liveness.global_after_faults",),
             "PR: a REGIONAL checkpoint the completed checkpoint store refuses stays pending for good: it holds its "
             "concurrent-checkpoint slot and no checkpoint is triggered again until a new JobManager",

@@ -9,7 +9,8 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      swarm draws them for what the swarm found unexplained (324: F16's lost split carried through a global restore;
      585: F10 seen by a checkpoint whose region-fallback bytes were served after the hand-back; 671: F13's GLOBAL
      checkpoint whose grafted source entry misses a split its coordinator state counts assigned; 319: F6 through a
-     forced checkpoint the store refused), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
+     forced checkpoint the store refused), `coordinator-fallback` seed 1 under the seeds matrix's `pr` policy (F16's
+     split lost when the bounded job finishes), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
      a sink commit file, the history's task record, split assignments, region-fallback calls, a restore's
      checkpoint, a store failure or a checkpoint's metadata copy. All runs are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
@@ -21,7 +22,8 @@ Out: (a) each finding's own run is as expected (its judgement's standing, `regio
      back; a region at an index
      the fallback has that must fail, or mixes fresh and referenced entries; a split lost after a restore from a
      checkpoint that does not lose it; a checkpoint with no region fallback of its own served after the hand-back; a
-     grafted GLOBAL checkpoint with no late ack; a forced checkpoint kept forcing with no store failure) is not
+     grafted GLOBAL checkpoint with no late ack; a forced checkpoint kept forcing with no store failure; a split never
+     committed that no hold lost) is not
      tagged by it, and the run is not as expected.
 """
 
@@ -81,11 +83,17 @@ F13_SPLIT = "smoke-671"
 # F6 through a store failure (F6/ratio_abort_keeps_counter.sql): forced checkpoint 5, every task acknowledged, is
 # refused by the completed checkpoint store; completePendingCheckpoint resets the counter after the store add only.
 F6_REFUSED = "smoke-319"
+# F16 on a bounded job (F16/held_bounded.sql): `coordinator-fallback` seed 1 under the seeds matrix's `pr` policy. Split 12
+# is held at a reader whose gateway a REGIONAL checkpoint closed, then lost for good through a global restore; the
+# enumerator counts it assigned, nothing reads it, and the job finishes with none of it committed.
+F16_BOUNDED = "coordinator-fallback-pr"
+PR_POLICY = {**PR, "execution.checkpointing.region.forced-global-failure": "reset-counter"}
 # base name -> (scenario, seed, overrides); a name without an entry is its catalogue scenario on seed 1
 BASES = {F5_SCENARIO: (F5_SCENARIO, F5_SEED, None), F6_SCENARIO: (F6_SCENARIO, F6_SEED, PR),
          F10_HELD: (F10_HELD, None, F10_HELD_OVERRIDES), F10_ABORTED: (F10_ABORTED, F10_ABORTED_SEED, SWARM_PR),
          F16_RESTORED: ("smoke", 324, SWARM_PR), F10_REFRESHED: ("smoke", 585, SWARM_PR),
-         F13_SPLIT: ("smoke", 671, SWARM_PR), F6_REFUSED: ("smoke", 319, SWARM_PR)}
+         F13_SPLIT: ("smoke", 671, SWARM_PR), F6_REFUSED: ("smoke", 319, SWARM_PR),
+         F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY)}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -229,7 +237,14 @@ def forget_the_store_failure(store):
     H.edit_history(store, lambda events: [e for e in events if e["kind"] != "store_failed"])
 
 
+def forget_the_hold(store):
+    """The history: the held split assignments (``split_held``) are gone, so nothing says the split went to a reader
+    whose gateway was closed; its loss, and the job's end without its records, stay."""
+    H.edit_history(store, lambda events: [e for e in events if e["kind"] != "split_held"])
+
+
 SPLITS = "reachable_global_state.split_assignment_consistent"
+BOUNDED = "exactly_once_output.bounded_output_complete"
 COUNTER = "decisions_follow_rules.counter_follows_decisions"
 # case -> (base, edit, the rule whose untagged row it adds)
 CASES = {
@@ -246,15 +261,16 @@ CASES = {
     "no-own-fallback-after-the-call": (F10_REFRESHED, forget_the_later_checkpoints_own_fallback, SPLITS),
     "no-late-ack": (F13_SPLIT, ack_in_time, SPLITS),
     "no-store-failure": (F6_REFUSED, forget_the_store_failure, COUNTER),
+    "no-hold": (F16_BOUNDED, forget_the_hold, BOUNDED),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
-           F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6"}
+           F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16"}
 # a case whose edit takes evidence another rule reads too: that rule fails first (abort_has_a_reason holds a
 # finalize-checkpoint-failure abort to the history's store failure, the evidence F6's mechanism reads)
 SIBLING = {"no-store-failure": "decisions_follow_rules.abort_has_a_reason"}
 # the swarm's seeds: base -> (rule, its violating rows per tag)
 SWARM_ROWS = {F16_RESTORED: (SPLITS, {"F16": 4}), F10_REFRESHED: (SPLITS, {"F10": 1}), F13_SPLIT: (SPLITS, {"F13": 1}),
-              F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1})}
+              F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1}), F16_BOUNDED: (BOUNDED, {"F12": 3, "F16": 1})}
 
 
 def _build(config, spark) -> list[ObjectStore]:
@@ -301,8 +317,9 @@ def test_own_scenario_is_explained_row_by_row(judged, scenario, finding, rules):
 
 @pytest.mark.parametrize("base", sorted(SWARM_ROWS))
 def test_swarm_seed_is_explained_row_by_row(judged, base):
-    """A seed the PR swarm failed with no finding explaining it: every violating row of its rule is tagged, each by
-    the finding whose mechanism it shows (319's counter rule also has F7's row: its JobManager failover), and the
+    """A seed the PR swarm (or the seeds matrix) failed with no finding explaining it: every violating row of its rule
+    is tagged, each by the finding whose mechanism it shows (319's counter rule also has F7's row: its JobManager
+    failover; coordinator-fallback's bounded output F12's duplicates beside F16's lost split), and the
     run, held to its settings (scenario.json), shows only what findings explain."""
     rule, rows = SWARM_ROWS[base]
     run = judged[_base_id(base)]
