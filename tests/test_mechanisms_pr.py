@@ -9,8 +9,9 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      swarm draws them for what the swarm found unexplained (324: F16's lost split carried through a global restore;
      585: F10 seen by a checkpoint whose region-fallback bytes were served after the hand-back; 671: F13's GLOBAL
      checkpoint whose grafted source entry misses a split its coordinator state counts assigned; 319: F6 through a
-     forced checkpoint the store refused), `coordinator-fallback` seed 1 under the seeds matrix's `pr` policy (F16's
-     split lost when the bounded job finishes), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
+     forced checkpoint the store refused), `coordinator-fallback` seed 1 and `unaligned-recovery-7-2` seed 17 under
+     the seeds matrix's `pr` policy (F16's split lost when the bounded job finishes; F5's index fallback in a bounded
+     job's output and restored channel state), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
      a sink commit file, the history's task record, split assignments, region-fallback calls, a restore's
      checkpoint, a store failure or a checkpoint's metadata copy. All runs are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
@@ -88,12 +89,17 @@ F6_REFUSED = "smoke-319"
 # enumerator counts it assigned, nothing reads it, and the job finishes with none of it committed.
 F16_BOUNDED = "coordinator-fallback-pr"
 PR_POLICY = {**PR, "execution.checkpointing.region.forced-global-failure": "reset-counter"}
+# F5 on a bounded job with unaligned checkpoints (F5/index_fallback_bounded.sql, index_fallback.sql): `unaligned-recovery-7-2`
+# seed 17 under the matrix's `pr` policy. REGIONAL checkpoint 8, after the 7 -> 2 rescale, falls back at the old
+# parallelism's index; the global restore from 8 reads splits twice, never reads others to their end, and restores
+# channel state on subtasks that do not read its split.
+F5_BOUNDED = "unaligned-recovery-7-2-pr"
 # base name -> (scenario, seed, overrides); a name without an entry is its catalogue scenario on seed 1
 BASES = {F5_SCENARIO: (F5_SCENARIO, F5_SEED, None), F6_SCENARIO: (F6_SCENARIO, F6_SEED, PR),
          F10_HELD: (F10_HELD, None, F10_HELD_OVERRIDES), F10_ABORTED: (F10_ABORTED, F10_ABORTED_SEED, SWARM_PR),
          F16_RESTORED: ("smoke", 324, SWARM_PR), F10_REFRESHED: ("smoke", 585, SWARM_PR),
          F13_SPLIT: ("smoke", 671, SWARM_PR), F6_REFUSED: ("smoke", 319, SWARM_PR),
-         F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY)}
+         F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY), F5_BOUNDED: ("unaligned-recovery-7-2", 17, PR_POLICY)}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -243,6 +249,14 @@ def forget_the_hold(store):
     H.edit_history(store, lambda events: [e for e in events if e["kind"] != "split_held"])
 
 
+def forget_the_restores_from_the_fallback_on(store):
+    """The history: the restores from REGIONAL checkpoint 8 (the first with F5's index fallback) and later ones (the
+    global restore from 8, region 1's failover from 10) are gone, so nothing says the job read its splits from such a
+    checkpoint's entries; the bounded output they left stays."""
+    H.edit_history(store, lambda events: [e for e in events if not (e["kind"] in ("global_restore", "region_failover")
+                                                                     and (e.get("restore_from") or 0) >= 8)])
+
+
 SPLITS = "reachable_global_state.split_assignment_consistent"
 BOUNDED = "exactly_once_output.bounded_output_complete"
 COUNTER = "decisions_follow_rules.counter_follows_decisions"
@@ -262,15 +276,18 @@ CASES = {
     "no-late-ack": (F13_SPLIT, ack_in_time, SPLITS),
     "no-store-failure": (F6_REFUSED, forget_the_store_failure, COUNTER),
     "no-hold": (F16_BOUNDED, forget_the_hold, BOUNDED),
+    "no-restore-from-the-fallback-on": (F5_BOUNDED, forget_the_restores_from_the_fallback_on, BOUNDED),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
-           F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16"}
+           F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16",
+           F5_BOUNDED: "F5"}
 # a case whose edit takes evidence another rule reads too: that rule fails first (abort_has_a_reason holds a
 # finalize-checkpoint-failure abort to the history's store failure, the evidence F6's mechanism reads)
 SIBLING = {"no-store-failure": "decisions_follow_rules.abort_has_a_reason"}
 # the swarm's seeds: base -> (rule, its violating rows per tag)
 SWARM_ROWS = {F16_RESTORED: (SPLITS, {"F16": 4}), F10_REFRESHED: (SPLITS, {"F10": 1}), F13_SPLIT: (SPLITS, {"F13": 1}),
-              F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1}), F16_BOUNDED: (BOUNDED, {"F12": 3, "F16": 1})}
+              F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1}), F16_BOUNDED: (BOUNDED, {"F12": 3, "F16": 1}),
+              F5_BOUNDED: (BOUNDED, {"F5": 8})}
 
 
 def _build(config, spark) -> list[ObjectStore]:
