@@ -216,7 +216,9 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("F17", ("liveness.global_after_faults",),
             "PR: a REGIONAL checkpoint the completed checkpoint store refuses stays pending for good: it holds its "
             "concurrent-checkpoint slot and no checkpoint is triggered again until a new JobManager",
-            lambda sc: _pr(sc) and _may_draw(sc, "store_failure")),
+            lambda sc: _pr(sc) and _may_draw(sc, "store_failure"),
+            # no checkpoint is triggered again, the final one neither: a bounded job never finishes
+            extra=lambda sc: ("liveness.bounded_job_finishes",) if sc.workload.bounded else ()),
     # both semantics: the FLIP is silent on when the counter is read and counted with several checkpoints pending
     Finding("F18", ("flip_bounds.consecutive_regional_within_bound",),
             "a REGIONAL decision reads the consecutive counter before an older REGIONAL checkpoint's fallback "

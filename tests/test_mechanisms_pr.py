@@ -11,7 +11,8 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      checkpoint whose grafted source entry misses a split its coordinator state counts assigned; 319: F6 through a
      forced checkpoint the store refused), `coordinator-fallback` seed 1 and `unaligned-recovery-7-2` seed 17 under
      the seeds matrix's `pr` policy (F16's split lost when the bounded job finishes; F5's index fallback in a bounded
-     job's output and restored channel state), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
+     job's output and restored channel state), `bounded-final` seed 10 as that policy with the swarm's mix draws it (F17's
+     leaked slot: the bounded job never finishes), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
      a sink commit file, the history's task record, split assignments, region-fallback calls, a restore's
      checkpoint, a store failure or a checkpoint's metadata copy. All runs are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
@@ -94,12 +95,17 @@ PR_POLICY = {**PR, "execution.checkpointing.region.forced-global-failure": "rese
 # parallelism's index; the global restore from 8 reads splits twice, never reads others to their end, and restores
 # channel state on subtasks that do not read its split.
 F5_BOUNDED = "unaligned-recovery-7-2-pr"
+# F17 on a bounded job (F17/leaked_slot_bounded.sql): `bounded-final` seed 10 as the seeds matrix's `pr` policy with the
+# swarm's mix draws it. The store refuses REGIONAL checkpoint 15, which keeps the one concurrent-checkpoint slot; no
+# checkpoint is triggered again and the job never finishes.
+F17_BOUNDED = "bounded-final-pr-mix"
 # base name -> (scenario, seed, overrides); a name without an entry is its catalogue scenario on seed 1
 BASES = {F5_SCENARIO: (F5_SCENARIO, F5_SEED, None), F6_SCENARIO: (F6_SCENARIO, F6_SEED, PR),
          F10_HELD: (F10_HELD, None, F10_HELD_OVERRIDES), F10_ABORTED: (F10_ABORTED, F10_ABORTED_SEED, SWARM_PR),
          F16_RESTORED: ("smoke", 324, SWARM_PR), F10_REFRESHED: ("smoke", 585, SWARM_PR),
          F13_SPLIT: ("smoke", 671, SWARM_PR), F6_REFUSED: ("smoke", 319, SWARM_PR),
-         F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY), F5_BOUNDED: ("unaligned-recovery-7-2", 17, PR_POLICY)}
+         F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY), F5_BOUNDED: ("unaligned-recovery-7-2", 17, PR_POLICY),
+         F17_BOUNDED: ("bounded-final", 10, {**PR_POLICY, "faults.swarm": True})}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -257,7 +263,19 @@ def forget_the_restores_from_the_fallback_on(store):
                                                                      and (e.get("restore_from") or 0) >= 8)])
 
 
+def refuse_a_global_checkpoint(store):
+    """The history: the store's refusal (``store_failed``) names a GLOBAL checkpoint, which completePendingCheckpoint
+    removes from the pending ones in its finally; the job that never finished stays."""
+    def fn(events):
+        for e in events:
+            if e["kind"] == "store_failed":
+                e["type"] = "GLOBAL"
+        return events
+    H.edit_history(store, fn)
+
+
 SPLITS = "reachable_global_state.split_assignment_consistent"
+FINISHES = "liveness.bounded_job_finishes"
 BOUNDED = "exactly_once_output.bounded_output_complete"
 COUNTER = "decisions_follow_rules.counter_follows_decisions"
 # case -> (base, edit, the rule whose untagged row it adds)
@@ -277,17 +295,18 @@ CASES = {
     "no-store-failure": (F6_REFUSED, forget_the_store_failure, COUNTER),
     "no-hold": (F16_BOUNDED, forget_the_hold, BOUNDED),
     "no-restore-from-the-fallback-on": (F5_BOUNDED, forget_the_restores_from_the_fallback_on, BOUNDED),
+    "refused-global": (F17_BOUNDED, refuse_a_global_checkpoint, FINISHES),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
            F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16",
-           F5_BOUNDED: "F5"}
+           F5_BOUNDED: "F5", F17_BOUNDED: "F17"}
 # a case whose edit takes evidence another rule reads too: that rule fails first (abort_has_a_reason holds a
 # finalize-checkpoint-failure abort to the history's store failure, the evidence F6's mechanism reads)
 SIBLING = {"no-store-failure": "decisions_follow_rules.abort_has_a_reason"}
 # the swarm's seeds: base -> (rule, its violating rows per tag)
 SWARM_ROWS = {F16_RESTORED: (SPLITS, {"F16": 4}), F10_REFRESHED: (SPLITS, {"F10": 1}), F13_SPLIT: (SPLITS, {"F13": 1}),
               F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1}), F16_BOUNDED: (BOUNDED, {"F12": 3, "F16": 1}),
-              F5_BOUNDED: (BOUNDED, {"F5": 8})}
+              F5_BOUNDED: (BOUNDED, {"F5": 8}), F17_BOUNDED: (FINISHES, {"F17": 1})}
 
 
 def _build(config, spark) -> list[ObjectStore]:
