@@ -15,8 +15,10 @@ from typing import Any, Protocol
 
 from .history import Kind
 from .nemesis import AttemptFaults
-from .protocol.coordinator import CheckpointCoordinator
+from .outcomes import discard_unpinned
+from .protocol.coordinator import CheckpointCoordinator, final_state_objects
 from .protocol.rules import R_FAILOVER
+from .protocol.assignment import States
 from .protocol.state import OperatorSubtaskState
 from .protocol.store import CompletedCheckpointStore
 from .protocol.topology import Task
@@ -117,15 +119,14 @@ class Failover:
             self.global_restore(None, f"{cause} (global failover)")
             return
         self._abort_pending()
-        if self.em.coordinator is not coord:
-            # a JobManager crash landed on the end of a checkpoint this failover aborted (`regionchaos.instants`):
-            # the JobManager that ran the failover is gone, and the new one restored the whole job from storage
-            return
+        if self.em.coordinator is not coord:  # a JobManager crash landed on the end of a checkpoint this failover
+            return  # aborted (`regionchaos.instants`): the new JobManager restored the whole job from storage
         self.em.stats["region_failovers"] += 1
+        pinned = final_state_objects(coord.finished)
         restored = coord.restore_region(region)
         self.em.log(Kind.REGION_FAILOVER, region=region, cause=cause, tasks=len(restored),
                     restore_from=coord.store.latest().checkpoint_id)
-        self._apply_restore(restored, partial=True)
+        self._apply_restore(restored, partial=True, pinned=pinned)
 
     def _embarrassingly_parallel(self) -> bool:
         t = self.em.sc.topology
@@ -194,6 +195,7 @@ class Failover:
         old_p = self.em.parallelism
         new_p = parallelism or old_p
         latest = coord.store.latest()
+        pinned = final_state_objects(coord.finished)
         restored = coord.restore_global(new_p)
         self._rediscover()  # the enumerator is back at the checkpoint's view of the source
         self.em.parallelism = new_p
@@ -201,7 +203,7 @@ class Failover:
         self.em.log(Kind.GLOBAL_RESTORE, cause=cause, restore_id=self.em.restore_seq,
                     restore_from=latest.checkpoint_id, old_parallelism=old_p, new_parallelism=new_p,
                     regions=coord.num_regions, restored=self._describe(restored))
-        self._apply_restore(restored, partial=False)
+        self._apply_restore(restored, partial=False, pinned=pinned)
 
     def _describe(self, restored: dict[Task, dict[str, OperatorSubtaskState]]) -> list:
         out = []
@@ -237,10 +239,11 @@ class Failover:
         self.em.coordinator.finished = {}
         self.em.assign_splits()
 
-    def _apply_restore(self, restored: dict[Task, dict[str, OperatorSubtaskState]], partial: bool) -> None:
-        """The restored tasks restart from their state (`Dataflow.restore`); the sink's commits
-        of restored pending transactions go to storage with the next batch."""
+    def _apply_restore(self, restored: dict[Task, States], partial: bool, pinned: set[str]) -> None:
+        """The restored tasks restart from their state (`Dataflow.restore`), the sink's restored pending transactions
+        commit with the next batch, and what only restarted finished tasks' final states kept (``pinned``) goes."""
         em = self.em
+        discard_unpinned(em, pinned)
         em.stats["restores"] += 1
         for task in restored:
             em.reported.pop(task, None)  # a restarted task is a new attempt: told of nothing yet

@@ -9,7 +9,8 @@ Out: the ``checkpoint_decided`` (and ``checkpoint_completed``) events; and the d
      uploaded later are discarded by the JobManager when their acknowledgement arrives
      (``CheckpointCoordinator.discardSubtaskState``; the ``late-ack-kept`` mutant keeps them) or, when
      none will, by their TaskManager when the upload completes (`discard_unacknowledged`); at the job's end,
-     what is still uploading then (`discard_at_finish`).
+     what is still uploading then (`discard_at_finish`); after a restore, what only the final states of the
+     finished tasks it started again kept (`discard_unpinned`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,14 @@ def discard_at_finish(em: Emulation, attempts: Iterable[Attempt]) -> None:
             else:
                 attempt.written_at[r.key] = -1
                 _delete(em, attempt.checkpoint_id, r.key)
+
+
+def discard_unpinned(em: Emulation, pinned: set[str]) -> None:
+    """A restore started finished tasks again, so their final states are reused no more: an object only those
+    states kept live (``pinned``, `regionchaos.protocol.coordinator.final_state_objects`) is
+    named by no retained checkpoint now, and the cleaner deletes it."""
+    for key in sorted(pinned - em.coordinator.store.live_objects()):
+        _delete(em, int(key.split("/")[1].removeprefix("chk-")), key)
 
 
 def _delete(em: Emulation, checkpoint_id: int, key: str) -> None:

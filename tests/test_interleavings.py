@@ -319,3 +319,27 @@ def test_an_upload_still_running_when_the_job_finishes_is_discarded(seed):
     assert outliving - completed, outliving  # the interleaving this test is about happened
     for cid in outliving - completed:
         assert not store.list_keys(f"checkpoints/chk-{cid}/"), cid
+
+
+def test_a_finished_task_s_final_state_outlives_the_checkpoint_it_finished_on():
+    """FLIP-147: a finished task's final state is reused by every later checkpoint. `coordinator-fallback` seed 18 of
+    the swarm's mix under ``keep-forcing``: source 2 finishes on GLOBAL checkpoint 35's notification, which reaches
+    it after 36 and 37 (each with source 2's own fresh entry) were triggered; 37 subsumes 35 (two retained), and the
+    checkpoints after it name 35's state object for source 2. The cleaner keeps that object (`CompletedCheckpointStore.live_objects`): every
+    object a `_metadata` on storage names is there, and no state object is named by none."""
+    from regionchaos.protocol.checkpoint import CompletedCheckpoint
+
+    sc = load("coordinator-fallback", {"faults.swarm": True, "seed": 18,
+                                       "execution.checkpointing.region.forced-global-failure": "keep-forcing"})
+    result, store = memrun.emulate(sc)
+    finished = next(e for e in result.events if e["kind"] == "task_finished" and e["subtask"] == 2)
+    decided = {e["checkpoint_id"]: e for e in result.events if e["kind"] == "checkpoint_decided"}
+    triggered = {e["checkpoint_id"]: e["seq"] for e in result.events if e["kind"] == "checkpoint_triggered"}
+    # the interleaving this is about: 37 triggered before source 2 finished on 35, then 37 subsumes 35
+    assert finished["checkpoint_id"] == 35 and triggered[37] < finished["seq"] and 35 in decided[37]["subsumed"]
+    keys = set(store.list_keys("checkpoints/"))
+    named = set().union(*(CompletedCheckpoint.from_bytes(store.get(k)).object_keys()
+                          for k in keys if k.endswith("/_metadata")))
+    assert "checkpoints/chk-35/tm-0.state" in named
+    assert named <= keys, sorted(named - keys)
+    assert {k for k in keys if not k.endswith("/_metadata")} <= named

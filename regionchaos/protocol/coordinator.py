@@ -70,6 +70,14 @@ from .store import CompletedCheckpointStore
 from .topology import JobGraph, Task, pipeline_regions
 
 
+def final_state_objects(finished: dict[Task, States]) -> set[str]:
+    """The objects the finished tasks' final states are in. Every later checkpoint reuses those states, so the
+    cleaner keeps them (`CompletedCheckpointStore.live_objects`), also once the checkpoint a task finished on is
+    subsumed: its notification may reach the task after newer checkpoints, each with the task's own fresh entry,
+    were triggered, and one of those subsumes it."""
+    return {key for states in finished.values() for s in states.values() for key in s.object_keys()}
+
+
 class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
     def __init__(
         self,
@@ -85,6 +93,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
     ):
         self.settings = settings
         self.store = store
+        store.pinned = lambda: final_state_objects(self.finished)
         self.operator_modes = operator_modes
         self.enumerator = enumerator
         self.source_operator = source_operator
@@ -124,10 +133,9 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
         self.finished[task] = final_states
 
     def trigger_checkpoint(self) -> PendingCheckpoint:
-        """Checkpoint N is triggered: the source coordinator snapshots first, then the tasks are
-        asked. Under ``pr`` the end of the sources sets the forced flag here
-        (``checkAllSourcesFinishedAndForceGlobal``); whether N is forced is read at its decision
-        (`regionchaos.protocol.rules.forced_at_decision`)."""
+        """Checkpoint N is triggered: the source coordinator snapshots first, then the tasks are asked. Under ``pr``
+        the end of the sources sets the forced flag here (``checkAllSourcesFinishedAndForceGlobal``); whether N is
+        forced is read at its decision (`regionchaos.protocol.rules.forced_at_decision`)."""
         at_trigger = self.counters.trigger(self.settings, sources_exhausted=self.sources_exhausted, mutant=self.mutant)
         pending = self._pending(forced=at_trigger, final=self.sources_exhausted, savepoint=False)
         pending.forced_at_trigger = at_trigger  # ``forced_global`` until the decision reads the flag again

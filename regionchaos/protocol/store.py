@@ -26,7 +26,7 @@ so on; an id no longer in the store is protected too, though its refs cannot be 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .checkpoint import CompletedCheckpoint
 
@@ -58,6 +58,9 @@ class CompletedCheckpointStore:
             raise ValueError(f"semantics: {semantics!r}, expected {FLIP!r} or {PR!r}")
         self.num_retained = num_retained
         self.mutant = mutant
+        # the objects the finished tasks' final states are in (set by their coordinator): every later checkpoint
+        # reuses those states (FLIP-147), so they stay live however old their checkpoint
+        self.pinned: Callable[[], set[str]] = set
         self.semantics = semantics
         self._retained: list[CompletedCheckpoint] = []
 
@@ -72,7 +75,8 @@ class CompletedCheckpointStore:
         return next((c for c in self._retained if c.checkpoint_id == checkpoint_id), None)
 
     def live_objects(self) -> set[str]:
-        out: set[str] = set()
+        """The objects a retained checkpoint names, and those the finished tasks' final states are in."""
+        out: set[str] = set(self.pinned())
         for c in self._retained:
             out.update(c.object_keys())
         return out
