@@ -225,6 +225,10 @@ FINDINGS: tuple[Finding, ...] = (
             "completes and counts it: more REGIONAL checkpoints in a row than max-consecutive-failures",
             lambda sc: sc.region_enabled_effective and (sc.faults.swarm or sc.flink.max_concurrent > 1)
             and _delayed(sc, "fallback_ms")),
+    Finding("F19", ("decisions_follow_rules.forced_exactly_at_bound",),
+            "PR: the final checkpoint's trigger sets the one forced flag, which forces an older pending checkpoint "
+            "decided after it: its failed regions abort it (tier 2) where the FLIP completes it REGIONAL",
+            lambda sc: _pr(sc) and sc.workload.bounded and (sc.faults.swarm or sc.flink.max_concurrent > 1)),
 )
 
 

@@ -1,18 +1,19 @@
-"""Findings F12-F18 judged: each fails for its stated reason, its mechanism explains every violating row, and a
+"""Findings F12-F19 judged: each fails for its stated reason, its mechanism explains every violating row, and a
 violation outside the mechanism is not excused.
 
 In:  the findings' own catalogue scenarios (`FINDING_SCENARIOS`: F12 `pr-abort-completes-regional`, F13
      `pr-late-ack-completes-global`, F14 `concurrent-fallback-skips-newer`, F15 `pr-split-assigned-before-fallback`,
-     F16 `pr-gateway-stays-closed`, F17 `pr-store-failure-leaks-slot`, F18 `concurrent-regional-past-bound`), emulated once each into the embedded S3 server on their pinned schedules; the
-     same schedules under the other semantics (`OTHER`: the FLIP for F12, F13, F15, F16, F17, whose runs are valid;
+     F16 `pr-gateway-stays-closed`, F17 `pr-store-failure-leaks-slot`, F18 `concurrent-regional-past-bound`, F19
+     `pr-final-flag-forces-older`), emulated once each into the embedded S3 server on their pinned schedules; the
+     same schedules under the other semantics (`OTHER`: the FLIP for F12, F13, F15, F16, F17, F19, whose runs are valid;
      the PR for F14 and F18, which show them too); and copies of the finding runs with one raw artifact edited
-     (`tests.tamper_helpers`: the history's notifications, task record, split assignments, store failure or region
-     fallback requests, a sink commit file);
+     (`tests.tamper_helpers`: the history's notifications, task record, split assignments, store failure, region
+     fallback requests or a final checkpoint's trigger, a sink commit file);
      and F13's schedule with the process task silent instead of the source (`F13_SOURCE_GRAFTED`).
      All runs are judged in the session's ONE pooled pass of the GX suites (tests/judge_pool.py).
 Out: (a) each finding's run is invalid, fails exactly the invariants `FINDING_SCENARIOS` names (its ``expect``
      invariant among them), each through rules its finding declares, every violating row tagged by the finding's
-     mechanism (``expectations/mechanisms/F12`` ... ``F18``), and is as expected (`findings.meets_expectation`);
+     mechanism (``expectations/mechanisms/F12`` ... ``F19``), and is as expected (`findings.meets_expectation`);
      (b) the other semantics: valid for the PR-only findings, explained by F14's mechanism for F14; (c) each
      tampered copy fails the same rule with a row the mechanism does not tag, and is not as expected; (d) F13 with
      the source's graft left fails ``source_ahead_of_counter`` within the checkpoint, explained by F13.
@@ -43,10 +44,12 @@ FINDING_SCENARIOS = {
     "F16": ("pr-gateway-stays-closed", {"liveness", "reachable_global_state"}),
     "F17": ("pr-store-failure-leaks-slot", {"liveness"}),
     "F18": ("concurrent-regional-past-bound", {"flip_bounds"}),
+    "F19": ("pr-final-flag-forces-older", {"decisions_follow_rules"}),
 }
 # the same schedule under the other semantics: (its override, the invariants it fails there)
 OTHER = {"F12": ("flip", set()), "F13": ("flip", set()), "F14": ("pr", {"exactly_once_output"}),
-         "F15": ("flip", set()), "F16": ("flip", set()), "F17": ("flip", set()), "F18": ("pr", {"flip_bounds"})}
+         "F15": ("flip", set()), "F16": ("flip", set()), "F17": ("flip", set()), "F18": ("pr", {"flip_bounds"}),
+         "F19": ("flip", set())}
 
 
 # F13 with the process task silent instead: its late ack overwrites its own graft, the source's stays (checkpoint 1's
@@ -142,6 +145,18 @@ def decide_after_the_older_completed(store):
     H.edit_history(store, fn)
 
 
+def trigger_the_final_one_later(store):
+    """F19: the history: the trigger of the first final checkpoint (4) no longer says it is final, so no final
+    checkpoint's trigger came before the older checkpoint's forced decision (its own decision still says final)."""
+    def fn(events):
+        first = min(e["checkpoint_id"] for e in events if e["kind"] == "checkpoint_triggered" and e.get("final"))
+        for e in events:
+            if e["kind"] == "checkpoint_triggered" and e["checkpoint_id"] == first:
+                e["final"] = False
+        return events
+    H.edit_history(store, fn)
+
+
 # finding -> (edit, the rule whose untagged row it leaves)
 TAMPERED = {
     "F12": (forget_the_abort, "notifications.failed_region_did_not_commit"),
@@ -151,6 +166,7 @@ TAMPERED = {
     "F16": (decline_after_the_snapshot, "liveness.held_split_delivered"),
     "F17": (refuse_a_global_checkpoint, "liveness.global_after_faults"),
     "F18": (decide_after_the_older_completed, "flip_bounds.consecutive_regional_within_bound"),
+    "F19": (trigger_the_final_one_later, "decisions_follow_rules.forced_exactly_at_bound"),
 }
 
 

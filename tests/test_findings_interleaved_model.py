@@ -1,8 +1,9 @@
-"""Findings F12-F18, the interleavings behind them, read from the raw artifacts of in-memory runs (no Spark).
+"""Findings F12-F19, the interleavings behind them, read from the raw artifacts of in-memory runs (no Spark).
 
 In:  the findings' own catalogue scenarios (`pr-abort-completes-regional` F12, `pr-late-ack-completes-global`
      F13, `concurrent-fallback-skips-newer` F14, `pr-split-assigned-before-fallback` F15,
-     `pr-gateway-stays-closed` F16, `pr-store-failure-leaks-slot` F17, `concurrent-regional-past-bound` F18), each on
+     `pr-gateway-stays-closed` F16, `pr-store-failure-leaks-slot` F17, `concurrent-regional-past-bound` F18,
+     `pr-final-flag-forces-older` F19), each on
      its pinned schedule, emulated into an in-memory store (`tests.memrun`) under ``semantics: pr`` and ``flip``.
 Out: what each schedule leaves on storage under each semantics, read from the objects a run writes (the
      sink's commit files, the history objects and the checkpoint metadata copies they hold): the PR shows the
@@ -225,3 +226,24 @@ def test_f18_two_pending_regional_checkpoints_both_pass_the_bound(semantics):
     assert decided[3] < completed[2][0] < completed[3][0]
     counters = {e["checkpoint_id"]: e["counter_at_decision"] for e in events if e["kind"] == "checkpoint_decided"}
     assert counters[3] == 0
+
+
+# -- F19: the final checkpoint's trigger forces an older pending checkpoint -----------------------------------------
+
+
+@pytest.mark.parametrize("semantics", [PR, FLIP])
+def test_f19_the_final_trigger_forces_the_older_pending_checkpoint(semantics):
+    """Two checkpoints pending, TaskManager 1's state PUTs of checkpoints 3 and 4 slower than the timeout: 4 is
+    triggered as the final one (every source exhausted) while 3 waits for its timeout. PR: 4's trigger set the one
+    forced flag (checkAllSourcesFinishedAndForceGlobal), 3's decision reads it, and 3, not a final checkpoint, is
+    aborted by tier 2 (forced-global-failed). FLIP: 3 is not forced, and completes REGIONAL with its two regions
+    failed."""
+    events, _ = _run("pr-final-flag-forces-older", semantics)
+    triggered = {e["checkpoint_id"]: e for e in events if e["kind"] == "checkpoint_triggered"}
+    decided = {e["checkpoint_id"]: e for e in events if e["kind"] == "checkpoint_decided"}
+    assert not triggered[3]["final"] and triggered[4]["final"] and triggered[4]["seq"] < decided[3]["seq"]
+    if semantics == PR:
+        assert (decided[3]["status"], decided[3]["reason"], decided[3]["forced_global"]) == (
+            "ABORTED", "forced-global-failed", True)
+    else:
+        assert (decided[3]["status"], decided[3]["forced_global"]) == ("REGIONAL", False)

@@ -64,7 +64,8 @@ FINDINGS = {"forced-global-tier2": {"flip_bounds"},
             "pr-split-assigned-before-fallback": {"reachable_global_state"},
             "pr-gateway-stays-closed": {"liveness", "reachable_global_state"},
             "pr-store-failure-leaks-slot": {"liveness"},
-            "concurrent-regional-past-bound": {"flip_bounds"}}
+            "concurrent-regional-past-bound": {"flip_bounds"},
+            "pr-final-flag-forces-older": {"decisions_follow_rules"}}
 
 
 def _frozen(overrides: dict) -> str:
