@@ -88,6 +88,9 @@ FINDING_CASES: dict[str, Case | str] = {
            "refuses: the refusal is not among the choices its signature covers",
     "F18": "a REGIONAL decision comes before an older REGIONAL checkpoint's completion only with a fallback delay "
            "(timing.fallback_ms); the explorer covers zero control-plane delays",
+    "F19": "it needs a bounded job under the PR with two checkpoints pending, which the explorer refuses "
+           "(regionchaos.explore.scope.BOUNDED_NEEDS: bounded jobs are explored under the FLIP, one checkpoint at "
+           "a time)",
 }
 
 # finding -> (attempts, schedule) of the shortest representative whose judgement shows it, as `bench/explore.py`
