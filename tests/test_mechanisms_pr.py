@@ -12,7 +12,8 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      forced checkpoint the store refused), `coordinator-fallback` seed 1 and `unaligned-recovery-7-2` seed 17 under
      the seeds matrix's `pr` policy (F16's split lost when the bounded job finishes; F5's index fallback in a bounded
      job's output and restored channel state), `bounded-final` seed 10 as that policy with the swarm's mix draws it (F17's
-     leaked slot: the bounded job never finishes), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
+     leaked slot: the bounded job never finishes), `coordinator-fallback` seed 9 as that policy with the mix draws it
+     (F15's split lost when the bounded job finishes), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
      a sink commit file, the history's task record, split assignments, region-fallback calls, a restore's
      checkpoint, a store failure or a checkpoint's metadata copy. All runs are judged in ONE pass of the GX suites.
 Out: (a) each finding's own run is as expected (its judgement's standing, `regionchaos.judge.judgement`; `Finding.unchecked`
@@ -99,13 +100,18 @@ F5_BOUNDED = "unaligned-recovery-7-2-pr"
 # swarm's mix draws it. The store refuses REGIONAL checkpoint 15, which keeps the one concurrent-checkpoint slot; no
 # checkpoint is triggered again and the job never finishes.
 F17_BOUNDED = "bounded-final-pr-mix"
+# F15 on a bounded job (F15/lost_at_end_bounded.sql): `coordinator-fallback` seed 9 as that policy with the mix draws it.
+# Split 8, assigned to a healthy reader while a REGIONAL checkpoint waited for its fallback, is in no part of it; the
+# job restores from checkpoints that lose it, and finishes with none of it committed.
+F15_BOUNDED = "coordinator-fallback-pr-mix"
 # base name -> (scenario, seed, overrides); a name without an entry is its catalogue scenario on seed 1
 BASES = {F5_SCENARIO: (F5_SCENARIO, F5_SEED, None), F6_SCENARIO: (F6_SCENARIO, F6_SEED, PR),
          F10_HELD: (F10_HELD, None, F10_HELD_OVERRIDES), F10_ABORTED: (F10_ABORTED, F10_ABORTED_SEED, SWARM_PR),
          F16_RESTORED: ("smoke", 324, SWARM_PR), F10_REFRESHED: ("smoke", 585, SWARM_PR),
          F13_SPLIT: ("smoke", 671, SWARM_PR), F6_REFUSED: ("smoke", 319, SWARM_PR),
          F16_BOUNDED: ("coordinator-fallback", 1, PR_POLICY), F5_BOUNDED: ("unaligned-recovery-7-2", 17, PR_POLICY),
-         F17_BOUNDED: ("bounded-final", 10, {**PR_POLICY, "faults.swarm": True})}
+         F17_BOUNDED: ("bounded-final", 10, {**PR_POLICY, "faults.swarm": True}),
+         F15_BOUNDED: ("coordinator-fallback", 9, {**PR_POLICY, "faults.swarm": True})}
 DUP = "exactly_once_output.no_duplicate_commit"
 F10_RULES = (DUP,)
 F11_RULES = ("decisions_follow_rules.regional_mixes_fresh_and_referenced",
@@ -274,6 +280,12 @@ def refuse_a_global_checkpoint(store):
     H.edit_history(store, fn)
 
 
+def forget_the_lost_split_s_assignments(store):
+    """The history: every assignment of split 8 is gone, so nothing says it reached a healthy reader while a REGIONAL
+    checkpoint waited for its region fallback; the job's end without its records stays."""
+    H.edit_history(store, lambda events: [e for e in events if not (e["kind"] == "split_assigned" and e["split"] == 8)])
+
+
 SPLITS = "reachable_global_state.split_assignment_consistent"
 FINISHES = "liveness.bounded_job_finishes"
 BOUNDED = "exactly_once_output.bounded_output_complete"
@@ -296,17 +308,20 @@ CASES = {
     "no-hold": (F16_BOUNDED, forget_the_hold, BOUNDED),
     "no-restore-from-the-fallback-on": (F5_BOUNDED, forget_the_restores_from_the_fallback_on, BOUNDED),
     "refused-global": (F17_BOUNDED, refuse_a_global_checkpoint, FINISHES),
+    "no-assignment-of-the-lost-split": (F15_BOUNDED, forget_the_lost_split_s_assignments, BOUNDED),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
            F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16",
-           F5_BOUNDED: "F5", F17_BOUNDED: "F17"}
+           F5_BOUNDED: "F5", F17_BOUNDED: "F17",
+           F15_BOUNDED: "F15"}
 # a case whose edit takes evidence another rule reads too: that rule fails first (abort_has_a_reason holds a
 # finalize-checkpoint-failure abort to the history's store failure, the evidence F6's mechanism reads)
 SIBLING = {"no-store-failure": "decisions_follow_rules.abort_has_a_reason"}
 # the swarm's seeds: base -> (rule, its violating rows per tag)
 SWARM_ROWS = {F16_RESTORED: (SPLITS, {"F16": 4}), F10_REFRESHED: (SPLITS, {"F10": 1}), F13_SPLIT: (SPLITS, {"F13": 1}),
               F6_REFUSED: (COUNTER, {"F6": 1, "F7": 1}), F16_BOUNDED: (BOUNDED, {"F12": 3, "F16": 1}),
-              F5_BOUNDED: (BOUNDED, {"F5": 8}), F17_BOUNDED: (FINISHES, {"F17": 1})}
+              F5_BOUNDED: (BOUNDED, {"F5": 8}), F17_BOUNDED: (FINISHES, {"F17": 1}),
+              F15_BOUNDED: (BOUNDED, {"F15": 1})}
 
 
 def _build(config, spark) -> list[ObjectStore]:

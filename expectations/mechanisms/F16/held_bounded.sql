@@ -15,19 +15,7 @@ lost_at_end AS (
   FROM (SELECT DISTINCT * FROM spans) s
   JOIN finished f ON f.run_id = s.run_id AND s.start_seq < f.seq AND s.end_seq > f.seq
 ),
-c AS (
-  SELECT c.run_id, c.split, c.start, c.end,
-         max(c.end) OVER (PARTITION BY c.run_id, c.split ORDER BY c.start, c.end
-                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-  FROM rc_commits c
-),
-excess AS (  -- splits with a record committed twice, or past the split's end
-  SELECT c.run_id, c.split
-  FROM c JOIN {batch} r ON r.run_id = c.run_id
-  GROUP BY c.run_id, c.split
-  HAVING count(CASE WHEN c.prev_end IS NOT NULL AND c.start < c.prev_end THEN 1 END) > 0
-      OR max(c.end) > max(r.records_per_split)
-)
+-- include: _excess_commits.sql
 SELECT DISTINCT l.run_id, NULL AS checkpoint_id, NULL AS region, NULL AS subtask, 'sink' AS operator, l.split
 FROM lost_at_end l
 JOIN {batch} r ON r.run_id = l.run_id AND r.bounded AND r.job_finished

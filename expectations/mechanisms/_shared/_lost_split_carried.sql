@@ -1,5 +1,5 @@
--- Shared by the mechanisms of findings that lose a split in a checkpoint (F13 grafted_split.sql, F16
--- held_in_checkpoints.sql): lost_in, (C, S) where C's coordinator state counts S as assigned and no source entry
+-- Shared by the mechanisms of findings that lose a split in a checkpoint (F13 grafted_split.sql, F15
+-- lost_at_end_bounded.sql, F16 held_in_checkpoints.sql): lost_in, (C, S) where C's coordinator state counts S as assigned and no source entry
 -- of C holds it (its metadata); carried, a global restore from such a C, which rebuilds the enumerator from C
 -- (S assigned) and every reader from C's entries (none has S); carried_end, until S is assigned again, the job
 -- restarts from scratch or restores again.
