@@ -128,12 +128,7 @@ def decline_after_the_snapshot(store):
 def refuse_a_global_checkpoint(store):
     """F17: the history's store failure names a GLOBAL checkpoint (whose completion removes it in a finally): no
     REGIONAL checkpoint the store refused is left pending."""
-    def fn(events):
-        for e in events:
-            if e["kind"] == "store_failed":
-                e["type"] = "GLOBAL"
-        return events
-    H.edit_history(store, fn)
+    H.refusal_as_global(store)
 
 
 def decide_after_the_older_completed(store):

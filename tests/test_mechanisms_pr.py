@@ -272,12 +272,7 @@ def forget_the_restores_from_the_fallback_on(store):
 def refuse_a_global_checkpoint(store):
     """The history: the store's refusal (``store_failed``) names a GLOBAL checkpoint, which completePendingCheckpoint
     removes from the pending ones in its finally; the job that never finished stays."""
-    def fn(events):
-        for e in events:
-            if e["kind"] == "store_failed":
-                e["type"] = "GLOBAL"
-        return events
-    H.edit_history(store, fn)
+    H.refusal_as_global(store)
 
 
 def forget_the_lost_split_s_assignments(store):

@@ -1,22 +1,8 @@
 -- F16's spans (a part of held_in_checkpoints.sql and held_bounded.sql): (run, S, start_seq, end_seq), the stretches of
 -- the history in which split S is lost to F16, the hold and each global restore that carries it on
 -- (held_in_checkpoints.sql says how).
-n AS (
-  SELECT n.run_id, n.checkpoint_id, t.subtask, t.region
-  FROM rc_checkpoints n
-  JOIN {batch} r ON r.run_id = n.run_id AND r.semantics = 'pr'
-  JOIN rc_task_responses t ON t.run_id = n.run_id AND t.checkpoint_id = n.checkpoint_id AND t.vertex = 'source'
-                          AND t.response = 'decline' AND t.reason <> 'CHECKPOINT_DECLINED_STATE_UPLOAD_FAILED'
-                          AND array_contains(n.failed_regions, t.region)
-  WHERE n.status = 'REGIONAL' AND n.completed
-),
-held AS (
-  SELECT DISTINCT h.run_id, h.seq, h.subtask, h.split, n.region
-  FROM rc_events h
-  JOIN n ON n.run_id = h.run_id AND n.subtask = h.subtask
-        AND array_contains(from_json(get_json_object(h.detail, '$.closed_for'), 'array<bigint>'), n.checkpoint_id)
-  WHERE h.kind = 'split_held'
-),
+-- include: _held.sql
+,
 ended AS (  -- the first event after the hold that ends it
   SELECT h.run_id, h.seq, min(e.seq) AS end_seq
   FROM held h
