@@ -321,14 +321,23 @@ def test_an_upload_still_running_when_the_job_finishes_is_discarded(seed):
         assert not store.list_keys(f"checkpoints/chk-{cid}/"), cid
 
 
+def _named_and_present(store) -> tuple[set[str], set[str]]:
+    """(the objects some `_metadata` on storage names, the state objects on storage)."""
+    from regionchaos.protocol.checkpoint import CompletedCheckpoint
+
+    keys = set(store.list_keys("checkpoints/"))
+    named = set().union(*(CompletedCheckpoint.from_bytes(store.get(k)).object_keys()
+                          for k in keys if k.endswith("/_metadata")))
+    return named, {k for k in keys if not k.endswith("/_metadata")}
+
+
 def test_a_finished_task_s_final_state_outlives_the_checkpoint_it_finished_on():
     """FLIP-147: a finished task's final state is reused by every later checkpoint. `coordinator-fallback` seed 18 of
     the swarm's mix under ``keep-forcing``: source 2 finishes on GLOBAL checkpoint 35's notification, which reaches
-    it after 36 and 37 (each with source 2's own fresh entry) were triggered; 37 subsumes 35 (two retained), and the
-    checkpoints after it name 35's state object for source 2. The cleaner keeps that object (`CompletedCheckpointStore.live_objects`): every
-    object a `_metadata` on storage names is there, and no state object is named by none."""
-    from regionchaos.protocol.checkpoint import CompletedCheckpoint
-
+    it after 36 and 37 (each with source 2's own fresh entry) were triggered; 37 subsumes 35 (two retained). The
+    final state moves to 37's fresh entry when 37 completes (`refresh_final_states`), and until then the cleaner
+    keeps the object it is in (`CompletedCheckpointStore.live_objects`): every object a `_metadata` on storage names
+    is there, and no state object is named by none."""
     sc = load("coordinator-fallback", {"faults.swarm": True, "seed": 18,
                                        "execution.checkpointing.region.forced-global-failure": "keep-forcing"})
     result, store = memrun.emulate(sc)
@@ -337,9 +346,19 @@ def test_a_finished_task_s_final_state_outlives_the_checkpoint_it_finished_on():
     triggered = {e["checkpoint_id"]: e["seq"] for e in result.events if e["kind"] == "checkpoint_triggered"}
     # the interleaving this is about: 37 triggered before source 2 finished on 35, then 37 subsumes 35
     assert finished["checkpoint_id"] == 35 and triggered[37] < finished["seq"] and 35 in decided[37]["subsumed"]
-    keys = set(store.list_keys("checkpoints/"))
-    named = set().union(*(CompletedCheckpoint.from_bytes(store.get(k)).object_keys()
-                          for k in keys if k.endswith("/_metadata")))
-    assert "checkpoints/chk-35/tm-0.state" in named
-    assert named <= keys, sorted(named - keys)
-    assert {k for k in keys if not k.endswith("/_metadata")} <= named
+    named, state = _named_and_present(store)
+    assert named <= state, sorted(named - state)
+    assert state <= named, sorted(state - named)
+
+
+def test_a_finished_task_s_fresh_entry_in_a_newer_checkpoint_becomes_its_final_state():
+    """`pr-final-flag-forces-older` seed 2: three sources finish on checkpoint 5 after 6, with their fresh entries,
+    was triggered; 6 completes and subsumes 5. Their final states are 6's entries from then on, so nothing keeps 5's
+    objects: the cleaner deletes them and none is left that no `_metadata` names."""
+    result, store = memrun.emulate(load("pr-final-flag-forces-older", {"seed": 2}))
+    finished = [e for e in result.events if e["kind"] == "task_finished"]
+    decided = {e["checkpoint_id"]: e for e in result.events if e["kind"] == "checkpoint_decided"}
+    assert finished and {e["checkpoint_id"] for e in finished} == {5} and 5 in decided[6]["subsumed"]
+    named, state = _named_and_present(store)
+    assert not any(k.startswith("checkpoints/chk-5/") for k in state)
+    assert named <= state and state <= named, (sorted(named - state), sorted(state - named))

@@ -70,6 +70,16 @@ from .store import CompletedCheckpointStore
 from .topology import JobGraph, Task, pipeline_regions
 
 
+def refresh_final_states(finished: dict[Task, States], checkpoint: CompletedCheckpoint) -> None:
+    """A finished task with a fresh entry in ``checkpoint`` (its snapshot, taken after its input ended and before it
+    finished) has that entry as its final state from now on: the same state, in the newest checkpoint's object, so
+    the older checkpoint it finished on can go when subsumed (`final_state_objects`)."""
+    for (vertex, sub), states in finished.items():
+        fresh = {op: checkpoint.operator_states.get((op, sub)) for op in states}
+        if all(s is not None and s.ref_checkpoint_id is None for s in fresh.values()):
+            finished[(vertex, sub)] = fresh
+
+
 def final_state_objects(finished: dict[Task, States]) -> set[str]:
     """The objects the finished tasks' final states are in. Every later checkpoint reuses those states, so the
     cleaner keeps them (`CompletedCheckpointStore.live_objects`), also once the checkpoint a task finished on is
@@ -236,9 +246,8 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
     def _complete(self, pending: PendingCheckpoint, outcome: CheckpointOutcome, kind: str):
         grafted = pending.grafted if pending.grafted is not None else self.fallback
         if kind == GLOBAL and pending.grafted is not None:
-            # PR: a GLOBAL completion of a checkpoint whose REGIONAL decision already grafted the failed
-            # regions' entries (a late ack of a task the canceller marked declined made it fully
-            # acknowledged, ``completePendingCheckpoint``): the graft stays where no late ack overwrote it
+            # PR: a GLOBAL completion after its REGIONAL decision grafted the failed regions' entries (a late ack of a task
+            # the canceller marked declined, ``completePendingCheckpoint``): the graft stays where no late ack overwrote it
             entries, _ = merge_entries(self.graph.tasks(), self.regions, outcome.failed_regions, pending.acks,
                                        {t: g for t, g in grafted.items() if t not in pending.acked_after_graft},
                                        REGIONAL, mutant=self.mutant)
@@ -257,6 +266,7 @@ class CheckpointCoordinator(PendingTable, Savepoints, Restoring):
                                           num_regions=self.num_regions)
         if kind == REGIONAL and self.settings.semantics == PR:
             checkpoint = unacknowledged_at_old_parallelism(self.graph, self.store, pending, checkpoint)
+        refresh_final_states(self.finished, checkpoint)  # before the store's cleaner reads what they keep
         subsumed, doomed = self.store.add(checkpoint)
         self._fallback_from(checkpoint)
         return outcome.completed_as(kind, checkpoint, counter=self.counters.consecutive_regional,
