@@ -1,6 +1,7 @@
 -- After the faults stop, a GLOBAL checkpoint completes within heal_checkpoints attempts of the heal phase.
--- A bounded job that finishes before the heal phase must have ended on a GLOBAL checkpoint (the last
--- checkpoint it completed); an unbounded job must reach the heal phase.
+-- A bounded job that finishes before a GLOBAL checkpoint of the heal phase (before the phase, or just after it
+-- started, on a checkpoint triggered before it) must have ended on a GLOBAL checkpoint (the last checkpoint it
+-- completed); an unbounded job must reach the heal phase.
 WITH cp AS (
   SELECT c.run_id, c.checkpoint_id, c.attempt, c.status, c.completed FROM rc_checkpoints c
 ),
@@ -23,4 +24,4 @@ SELECT run_id, last_completed AS checkpoint_id, NULL AS region, NULL AS subtask,
 FROM heal
 WHERE (heal_attempt IS NULL AND NOT (bounded AND job_finished))
    OR (heal_attempt IS NULL AND bounded AND job_finished AND coalesce(last_status, '') <> 'GLOBAL')
-   OR (heal_attempt IS NOT NULL AND global_in_heal = 0)
+   OR (heal_attempt IS NOT NULL AND global_in_heal = 0 AND NOT (bounded AND job_finished AND coalesce(last_status, '') = 'GLOBAL'))
