@@ -378,6 +378,9 @@ def test_the_runs_view_shows_the_nightly_trend_and_filters_by_verdict(page, airf
     frame = page.frame_locator("iframe")
     chart = frame.locator("#trend")
     chart.wait_for()
+    # the canvas is in the page before the parser has run Chart.js and the chart's script: wait for the chart
+    drawn_chart = chart.element_handle()
+    drawn_chart.owner_frame().wait_for_function("c => window.Chart && Chart.getChart(c)", arg=drawn_chart)
     drawn = chart.evaluate("""c => { const ch = Chart.getChart(c);
         return {labels: ch.data.labels, sets: ch.data.datasets.map(d => [d.label, d.data]), width: c.width}; }""")
     bar = chart.evaluate("""c => { const b = Chart.getChart(c).getDatasetMeta(0).data[2];
