@@ -163,7 +163,9 @@ FINDINGS: tuple[Finding, ...] = (
                        "checkpoint's tier-2 abort, from the history's decisions and failovers): a separate "
                        "mechanism query would repeat the rule and tell nothing apart"}),
     # a later checkpoint holds the handed-back split in the reader's entry while the enumerator counts it unassigned
-    Finding("F10", ("exactly_once_output.no_duplicate_commit", "reachable_global_state.split_assignment_consistent"),
+    # while a split has two readers: both sinks commit it, both union lists hold it (carried through global restores)
+    Finding("F10", ("exactly_once_output.no_duplicate_commit", "reachable_global_state.split_assignment_consistent",
+                    "exactly_once_output.commit_within_checkpoint", "reachable_global_state.union_offsets_reachable"),
             "PR: a failed region's splits go back to the enumerator while its reader still reads them",
             lambda sc: _pr(sc) and _splits_assigned_late(sc),
             extra=_bounded_output),  # a bounded run commits the duplicated records more than once by its end

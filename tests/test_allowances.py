@@ -156,5 +156,9 @@ def test_a_mechanism_includes_the_parts_its_finding_s_mechanisms_share(tmp_path)
 
 def test_f10_s_mechanisms_hold_their_shared_part_once_expanded():
     f10 = {path.name: sql for finding, _, sql, path in _files() if finding == "F10"}
-    assert sorted(f10) == ["handed_back.sql", "handed_back_bounded.sql", "handed_back_still_read.sql"]
+    assert sorted(f10) == ["carried.sql", "carried_bounded.sql", "carried_commits.sql", "carried_duplicates.sql",
+                           "handed_back.sql", "handed_back_bounded.sql", "handed_back_still_read.sql"]
     assert all("-- include:" not in sql and "held AS (" in sql and "n AS (" in sql for sql in f10.values())
+    # the carried spans take in the refreshed checkpoints, and the ranges of commits come from one shared part
+    assert all("refreshed AS (" in sql and "spans (run_id" in sql for name, sql in f10.items() if name.startswith("carried"))
+    assert f10["carried_bounded.sql"].count("c AS (") == 1 and "covered AS (" in f10["carried_bounded.sql"]

@@ -104,6 +104,21 @@ def test_pr_fresh_entry_after_upscale_is_restored_by_its_region():
     assert set(owned[3]) <= set(coord.enumerator.unassigned)
 
 
+@pytest.mark.parametrize("semantics", SEMANTICS)
+def test_a_region_failover_right_after_a_rescale_restores_the_redistributed_state(semantics):
+    """Downscale 4 -> 2, then region 1 fails over before a checkpoint completes at the new parallelism: the
+    restarted source subtask 1 reads the splits the rescale gave it (the scheduler's local failover restores through
+    ``StateAssignmentOperation`` at the job's parallelism), under both semantics. Before, under the PR it restored
+    old subtask 1's entry (the fallback table's old index): splits source 0 also read, and its own lost."""
+    coord = coordinator(4, semantics=semantics)
+    owned = start(coord, 8)
+    run_checkpoint(coord, owned)
+    rescaled = _owned(coord.restore_global(2))
+    again = _owned(coord.restore_region(1))
+    assert again == {1: rescaled[1]}, (again, rescaled)
+    assert not set(again[1]) & set(rescaled[0])
+
+
 # -- 3. retention: referenced checkpoints kept whole, transitively ----------------------------------
 
 

@@ -111,9 +111,22 @@ class Savepoints(_Base):
 class Restoring(_Base):
     def restore_region(self, region: int) -> dict[Task, States]:
         """Region failover: the region's tasks restart from their entries in the
-        latest completed checkpoint (possibly older, referenced handles)."""
+        latest completed checkpoint (possibly older, referenced handles). A checkpoint taken at another
+        parallelism (the job rescaled since, no checkpoint at the new one completed yet) is redistributed at
+        the job's parallelism first, as for a global restore: the scheduler's local failover restores through
+        ``CheckpointCoordinator.restoreLatestCheckpointedStateToSubtasks``, whose ``StateAssignmentOperation``
+        assigns the checkpoint's state to every subtask of the restarted job vertices at their current
+        parallelism (apache/flink ``SchedulerBase.restoreState``). Under the PR the fallback table then
+        holds the checkpoint's entries at its old indexes (F5, the regional graft); a restore never reads them."""
         tasks = [t for t, r in self.regions.items() if r == region]
-        out = region_states(self.graph, self.operator_modes, self.store.latest(), self.fallback, tasks)
+        latest = self.store.latest()
+        if latest is not None and any(latest.parallelism.get(op) != self.graph.vertex(v).parallelism
+                                      for v, op in self.graph.operators()):
+            redistributed, _ = assign_all(self.graph, self.operator_modes, latest, self.source_operator,
+                                          mutant=self.mutant)
+            out = {task: redistributed[task] for task in tasks}
+        else:
+            out = region_states(self.graph, self.operator_modes, latest, self.fallback, tasks)
         for task, states in out.items():
             self.finished.pop(task, None)
             self.source.subtask_reset(task, states)

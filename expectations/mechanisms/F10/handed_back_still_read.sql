@@ -12,6 +12,7 @@
 -- no such hand-back, or after s was restored, is not.
 WITH
 -- include: _hand_back.sql
+-- include: _refreshed.sql
 later AS (  -- M: completed after the hand-back, triggered before S was assigned again and before a restore of s
   SELECT DISTINCT h.run_id, m.checkpoint_id, h.split
   FROM held h
@@ -20,21 +21,6 @@ later AS (  -- M: completed after the hand-back, triggered before S was assigned
                            AND a.seq < m.trigger_seq AND a.subtask <> h.subtask
   LEFT ANTI JOIN restores x ON x.run_id = h.run_id AND x.seq > h.back_seq AND x.seq < m.trigger_seq
                            AND (x.kind <> 'region_failover' OR x.region = h.region)
-),
-served AS (  -- the region-fallback call whose bytes are a REGIONAL M's coordinator state: its last before M completed
-  SELECT m.run_id, m.checkpoint_id, max(f.seq) AS seq
-  FROM rc_checkpoints m
-  JOIN rc_events f ON f.run_id = m.run_id AND f.kind = 'fallback_completed' AND f.checkpoint_id = m.checkpoint_id
-                  AND f.seq < m.completed_seq
-  WHERE m.status = 'REGIONAL' AND m.completed
-  GROUP BY m.run_id, m.checkpoint_id
-),
-refreshed AS (  -- M: triggered while s held S, before the hand-back; its coordinator state served after it
-  SELECT DISTINCT h.run_id, m.checkpoint_id, h.split
-  FROM held h
-  JOIN rc_checkpoints m ON m.run_id = h.run_id AND m.trigger_seq > h.seq AND m.trigger_seq < h.back_seq
-  JOIN served v ON v.run_id = m.run_id AND v.checkpoint_id = m.checkpoint_id AND v.seq > h.back_seq
-  LEFT ANTI JOIN assigned a ON a.run_id = h.run_id AND a.split = h.split AND a.seq > h.back_seq AND a.seq < v.seq
 )
 SELECT run_id, checkpoint_id, NULL AS region, NULL AS subtask, 'source' AS operator, split
 FROM later

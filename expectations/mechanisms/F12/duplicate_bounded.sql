@@ -25,18 +25,6 @@ early AS (  -- F12's commits
                AND a.commit_file = c.commit_file
   WHERE c.cause = 'notify'
 ),
-c AS (
-  SELECT c.run_id, c.split, c.start, c.end,
-         max(c.end) OVER (PARTITION BY c.run_id, c.split ORDER BY c.start, c.end
-                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-  FROM rc_commits c
-),
-covered AS (  -- every record of the split committed, some more than once
-  SELECT c.run_id, c.split
-  FROM c JOIN {batch} r ON r.run_id = c.run_id
-  GROUP BY c.run_id, c.split, r.records_per_split
-  HAVING min(c.start) = 0 AND max(c.end) = max(r.records_per_split) AND sum(c.end - c.start) > max(r.records_per_split)
-     AND count(CASE WHEN c.prev_end IS NOT NULL AND c.start > c.prev_end THEN 1 END) = 0
-)
+-- include: _covered_twice.sql
 SELECT DISTINCT e.run_id, NULL AS checkpoint_id, NULL AS region, NULL AS subtask, 'sink' AS operator, e.split
 FROM early e JOIN covered v ON v.run_id = e.run_id AND v.split = e.split

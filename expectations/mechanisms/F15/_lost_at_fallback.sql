@@ -1,5 +1,6 @@
 -- F15's loss (a part of its mechanisms): lost, (N, S) for a REGIONAL checkpoint N under the PR whose applied region
--- fallback came after a split S's assignment, made after N's trigger, to a healthy reader, with S in no source entry
+-- fallback came after a split S's assignment, made after N's trigger, to a healthy reader (delivered, or held by
+-- its closed gateway, F16: the enumerator counts a held split as assigned either way), with S in no source entry
 -- of N (assigned_before_fallback.sql says why).
 fallback AS (
   SELECT ev.run_id, ev.checkpoint_id, min(ev.seq) AS seq FROM rc_events ev
@@ -19,7 +20,7 @@ healthy AS (  -- each source subtask's region in N (the task record)
 lost AS (  -- (N, S): S in no part of N
   SELECT DISTINCT n.run_id, n.checkpoint_id, a.split
   FROM n
-  JOIN rc_events a ON a.run_id = n.run_id AND a.kind = 'split_assigned' AND a.seq > n.trigger_seq
+  JOIN rc_events a ON a.run_id = n.run_id AND a.kind IN ('split_assigned', 'split_held') AND a.seq > n.trigger_seq
                   AND a.seq < n.fallback_seq
   JOIN healthy h ON h.run_id = n.run_id AND h.checkpoint_id = n.checkpoint_id AND h.subtask = a.subtask
                 AND NOT array_contains(n.failed_regions, h.region)

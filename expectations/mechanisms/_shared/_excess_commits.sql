@@ -1,12 +1,7 @@
 -- Shared by the bounded-output mechanisms of findings that lose a split (F15 lost_at_end_bounded.sql, F16
 -- held_bounded.sql): excess, the splits with a record committed twice (an overlap of two committed ranges,
 -- rc_commits) or past the split's end; their rows are not a loss only.
-c AS (
-  SELECT c.run_id, c.split, c.start, c.end,
-         max(c.end) OVER (PARTITION BY c.run_id, c.split ORDER BY c.start, c.end
-                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-  FROM rc_commits c
-),
+-- include: _commit_ranges.sql
 excess AS (  -- splits with a record committed twice, or past the split's end
   SELECT c.run_id, c.split
   FROM c JOIN {batch} r ON r.run_id = c.run_id
