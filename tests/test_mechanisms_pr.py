@@ -30,7 +30,8 @@ Out: (a) each finding's own run is as expected (its judgement's standing, `regio
      checkpoint that does not lose it; a checkpoint with no region fallback of its own served after the hand-back; a
      grafted GLOBAL checkpoint with no late ack; a forced checkpoint kept forcing with no store failure; a split never
      committed that no hold lost; a split restored from a checkpoint that holds it once; a lost split whose held
-     assignment the history does not show; a chain with no JobManager failover under it) is not
+     assignment the history does not show; a chain with no JobManager failover under it; a GLOBAL checkpoint whose
+     entry does not reference the old parallelism's checkpoint) is not
      tagged by it, and the run is not as expected.
 """
 
@@ -340,6 +341,23 @@ def forget_the_failover_after_32(store):
                                                                      and decided[32] < e["seq"] < decided[35])])
 
 
+def leave_the_sink_entry_fresh(store):
+    """The metadata of GLOBAL checkpoint 8 (the history's copy, and its ``_metadata`` if still on storage): new subtask
+    1's sink entry no longer references 7, so nothing says 8 grafted it from the old parallelism's index; the handles
+    it holds, of old subtask 1's splits, and subtask 0's commits of them upon 8 stay."""
+    def fresh(meta):
+        entry = next(e for e in meta["operatorSubtaskStates"] if e["operator"] == "sink" and e["subtask"] == 1)
+        entry["refCheckpointId"] = None
+        return meta
+
+    def fn(events):
+        fresh(next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == 8)["metadata"])
+        return events
+    H.edit_history(store, fn)
+    if 8 in H.retained_ids(store):
+        H.edit_metadata(store, 8, fresh)
+
+
 SPLITS = "reachable_global_state.split_assignment_consistent"
 UNION = "reachable_global_state.union_offsets_reachable"
 CHAIN = "flip_bounds.ref_chain_depth_within_bound"
@@ -368,6 +386,7 @@ CASES = {
     "restored-from-a-checkpoint-that-holds-it-once": (F10_CARRIED, count_the_split_once_in_the_restored_checkpoint, UNION),
     "no-held-assignment": (F15_HELD, forget_the_held_assignment, SPLITS),
     "no-failover-under-the-chain": (F7_ACROSS, forget_the_failover_after_32, CHAIN),
+    "no-graft-at-the-old-index": (F5_GLOBAL, leave_the_sink_entry_fresh, "exactly_once_output.commit_within_checkpoint"),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
            F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16",
