@@ -563,6 +563,22 @@ def commit_a_transaction_later(store):
     raise AssertionError("no commit upon a notification before the last commit file")
 
 
+def end_the_bounded_job_on_a_regional_before_the_heal_phase(store):
+    """The history: the heal phase never started (its event is gone), and the checkpoint the bounded job finished on,
+    the last completed one, was decided and completed REGIONAL: a bounded job that finished before the heal phase is
+    live only if it ended on a GLOBAL checkpoint."""
+    def fn(events):
+        events = [e for e in events if e["kind"] != "heal_started"]
+        last = max(e["checkpoint_id"] for e in events if e["kind"] == "checkpoint_completed")
+        for e in events:
+            if e["kind"] == "checkpoint_decided" and e["checkpoint_id"] == last:
+                e["status"] = "REGIONAL"
+            elif e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == last:
+                e["type"] = e["metadata"]["type"] = "REGIONAL"
+        return events
+    H.edit_history(store, fn)
+
+
 CASES = {
     # the smoke base
     "no_leaked_objects": ("storage_safety", BASE, leak_an_object),
@@ -621,7 +637,10 @@ MORE = {"forced-below-the-bound": ("forced_exactly_at_bound", "decisions_follow_
                                    force_a_global_below_the_bound),
         # abort_has_a_reason accepts checkpoint-expired only when a subtask timed out
         "expired-without-a-silent-task": ("abort_has_a_reason", "decisions_follow_rules", BASE,
-                                          expire_an_aborted_checkpoint)}
+                                          expire_an_aborted_checkpoint),
+        # global_after_faults lets a bounded job that finished before the heal phase pass only on a GLOBAL checkpoint
+        "bounded-ended-on-a-regional": ("global_after_faults", "liveness", UNALIGNED,
+                                        end_the_bounded_job_on_a_regional_before_the_heal_phase)}
 
 
 def _case_id(rule: str) -> str:
