@@ -1,14 +1,16 @@
--- Shared by F7/chain_streaks.sql and F14/chain_streaks.sql: a ref chain past the bound that the counter resets of
--- both findings cut into streaks within it. links, each link C -> L of a completed checkpoint's entries; resets, per
--- link, f7 (a JobManager failover between L's decision and C's: the new JobManager's counter starts at 0, F7) and f14
--- (a checkpoint M, L < M < C, completed GLOBAL before C's decision: it reset the counter under a chain that goes on
--- through L, F14); chain, the walk from each head N, one row per link followed: streak, the REGIONAL checkpoints
--- counted since the last reset (a checkpoint counts when a link leaves it; N counts 1, the next one 1 again when the
--- link between them crosses a reset), used7 / used14, whether a reset of that kind started a streak; streaks, the
--- heads whose chain is past the bound while every walk's streaks stay within it.
-links AS (
-  SELECT DISTINCT run_id, checkpoint_id, ref_checkpoint_id AS ref_id FROM rc_entries
-  WHERE ref_checkpoint_id IS NOT NULL AND ref_checkpoint_id < checkpoint_id
+-- Shared by F7/chain_streaks.sql and F14/chain_streaks.sql: under the PR's semantics, a ref chain past the bound that
+-- the counter resets of both findings cut into streaks within it. links, each link C -> L of a completed
+-- checkpoint's entries; resets, per link, f7 (a JobManager failover between L's decision and C's: the new
+-- JobManager's counter starts at 0, F7) and f14 (a checkpoint M, L < M < C, completed GLOBAL before C's decision: it
+-- reset the counter under a chain that goes on through L, F14); chain, the walk from each head N, one row per link
+-- followed: streak, the REGIONAL checkpoints counted since the last reset (a checkpoint counts when a link leaves
+-- it; N counts 1, the next one 1 again when the link between them crosses a reset), used7 / used14, whether a reset
+-- of that kind started a streak; streaks, the heads whose chain is past the bound while every walk's streaks stay
+-- within it.
+links AS (  -- under the PR's semantics only: under the FLIP a new JobManager reads the counter back (no F7 reset)
+  SELECT DISTINCT e.run_id, e.checkpoint_id, e.ref_checkpoint_id AS ref_id
+  FROM rc_entries e JOIN {batch} b ON b.run_id = e.run_id AND b.semantics = 'pr'
+  WHERE e.ref_checkpoint_id IS NOT NULL AND e.ref_checkpoint_id < e.checkpoint_id
 ),
 resets AS (
   SELECT l.run_id, l.checkpoint_id, l.ref_id,
