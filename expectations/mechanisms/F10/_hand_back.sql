@@ -1,4 +1,4 @@
--- F10's shared CTEs (included by handed_back.sql, handed_back_bounded.sql, handed_back_still_read.sql):
+-- F10's shared CTEs (included by handed_back*.sql and carried*.sql):
 -- restores and split assignments from the history; n, each region-fallback call with its failed regions and
 -- fallback L; failed, the source subtasks of its failed regions; held, a split S assigned to such a subtask s
 -- after L's trigger and still its own when the call ran; handed_back, S assigned again after the call with no
