@@ -9,7 +9,8 @@ Out: `copy_run(base, run_id) -> ObjectStore` (every object of the base run under
      bytes``, or None to delete the object), `edit_json(fn)` (an edit of a JSON object: ``fn``
      changes the decoded value in place or returns a new one), `edit_history(store, fn)` (``fn``
      gets every history event in order and returns the events to keep), `edit_metadata(store, N,
-     fn)` (the ``_metadata`` object of retained checkpoint N), read-only look-ups to pick what to
+     fn)` (the ``_metadata`` object of retained checkpoint N), `edit_checkpoint_metadata(store, N, fn)` (N's
+     history copy and, while retained, its ``_metadata`` object), read-only look-ups to pick what to
      edit (`history_metadata`, `ref_depths`, `retained_ids`, `state_keys`, `commit_keys`),
      and `failed_rules(result, suite)`.
 
@@ -98,6 +99,18 @@ def retained_ids(store: ObjectStore) -> list[int]:
 def edit_metadata(store: ObjectStore, checkpoint_id: int, fn: Callable[[dict], Any]) -> None:
     """Edit the ``_metadata`` object of a retained checkpoint on storage (not the history's copy)."""
     tamper(store, f"checkpoints/chk-{checkpoint_id}/_metadata", edit_json(fn))
+
+
+def edit_checkpoint_metadata(store: ObjectStore, checkpoint_id: int, fn: Callable[[dict], None]) -> None:
+    """Edit checkpoint N's metadata wherever the rules read it: the history's copy (its ``checkpoint_completed``
+    event), and its ``_metadata`` object too while N is retained. ``fn`` changes the metadata in place."""
+    def in_history(events):
+        fn(next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == checkpoint_id)
+           ["metadata"])
+        return events
+    edit_history(store, in_history)
+    if checkpoint_id in retained_ids(store):
+        edit_metadata(store, checkpoint_id, fn)
 
 
 def history_metadata(store: ObjectStore) -> dict[int, dict]:

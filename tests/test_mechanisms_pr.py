@@ -13,9 +13,9 @@ In:  the findings' own catalogue scenarios under the PR's semantics, emulated on
      the seeds matrix's `pr` policy (F16's split lost when the bounded job finishes; F5's index fallback in a bounded
      job's output and restored channel state), `bounded-final` seed 10 as that policy with the swarm's mix draws it (F17's
      leaked slot: the bounded job never finishes), `coordinator-fallback` seed 9 as that policy with the mix draws it
-     (F15's split lost when the bounded job finishes), `coordinator-fallback` seeds 3 and 13 and `forced-global` seed 11 as
-     the mix draws them (F10's second reader carried through global restores; F15 through a held assignment; F7 with
-     F14 in one ref chain), `unaligned-recovery-7-2` seed 14 as the mix draws it (F5's graft by index kept by a GLOBAL
+     (F15's split lost when the bounded job finishes), `coordinator-fallback` seeds 3 and 13 and `forced-global` seed 11
+     as the mix draws them (F10's second reader carried through global restores; F15 through a held assignment; F7
+     with F14 in one ref chain), `unaligned-recovery-7-2` seed 14 as the mix draws it (F5's graft by index kept by a GLOBAL
      checkpoint, F13), and copies of them with one raw artifact edited (`tests.tamper_helpers`):
      a sink commit file, the history's task record, split assignments, region-fallback calls, a restore's
      checkpoint, a store failure or a checkpoint's metadata copy. All runs are judged in ONE pass of the GX suites.
@@ -231,13 +231,10 @@ def reference_an_entry_of_a_region_that_did_not_fail(store):
     counter entry now references the fallback checkpoint, so region 0 mixes fresh and referenced entries."""
     cid = _regional(store)["checkpoint_id"]
 
-    def fn(events):
-        done = next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == cid)
-        entry = next(en for en in done["metadata"]["operatorSubtaskStates"]
-                     if en["operator"] == "counter" and en["subtask"] == 0)
+    def fn(meta):
+        entry = next(en for en in meta["operatorSubtaskStates"] if en["operator"] == "counter" and en["subtask"] == 0)
         entry["refCheckpointId"] = cid - 1
-        return events
-    H.edit_history(store, fn)
+    H.edit_checkpoint_metadata(store, cid, fn)
 
 
 def forget_the_fallback_calls(store):
@@ -258,11 +255,7 @@ def unassign_the_split_in_the_restored_checkpoint(store):
     """The history's metadata copy of checkpoint 8 (its ``_metadata`` is subsumed), which the JobManager failovers
     restore the job from: its coordinator state counts split 13 unassigned, so 8 does not lose it and nothing carries
     the loss through the restores (the later checkpoints' own metadata still lose it)."""
-    def fn(events):
-        done = next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == 8)
-        done["metadata"]["coordinatorState"]["unassigned"] = [13]
-        return events
-    H.edit_history(store, fn)
+    H.edit_checkpoint_metadata(store, 8, lambda meta: meta["coordinatorState"].update(unassigned=[13]))
 
 
 def forget_the_later_checkpoints_own_fallback(store):
@@ -317,14 +310,7 @@ def count_the_split_once_in_the_restored_checkpoint(store):
     still hold it twice)."""
     def drop(meta):
         meta["coordinatorState"]["unassigned"] = [s for s in meta["coordinatorState"]["unassigned"] if s != 11]
-        return meta
-
-    def fn(events):
-        drop(next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == 21)["metadata"])
-        return events
-    H.edit_history(store, fn)
-    if 21 in H.retained_ids(store):
-        H.edit_metadata(store, 21, drop)
+    H.edit_checkpoint_metadata(store, 21, drop)
 
 
 def forget_the_held_assignment(store):
@@ -348,14 +334,7 @@ def leave_the_sink_entry_fresh(store):
     def fresh(meta):
         entry = next(e for e in meta["operatorSubtaskStates"] if e["operator"] == "sink" and e["subtask"] == 1)
         entry["refCheckpointId"] = None
-        return meta
-
-    def fn(events):
-        fresh(next(e for e in events if e["kind"] == "checkpoint_completed" and e["checkpoint_id"] == 8)["metadata"])
-        return events
-    H.edit_history(store, fn)
-    if 8 in H.retained_ids(store):
-        H.edit_metadata(store, 8, fresh)
+    H.edit_checkpoint_metadata(store, 8, fresh)
 
 
 SPLITS = "reachable_global_state.split_assignment_consistent"
@@ -383,10 +362,12 @@ CASES = {
     "no-restore-from-the-fallback-on": (F5_BOUNDED, forget_the_restores_from_the_fallback_on, BOUNDED),
     "refused-global": (F17_BOUNDED, refuse_a_global_checkpoint, FINISHES),
     "no-assignment-of-the-lost-split": (F15_BOUNDED, forget_the_lost_split_s_assignments, BOUNDED),
-    "restored-from-a-checkpoint-that-holds-it-once": (F10_CARRIED, count_the_split_once_in_the_restored_checkpoint, UNION),
+    "restored-from-a-checkpoint-that-holds-it-once": (F10_CARRIED, count_the_split_once_in_the_restored_checkpoint,
+                                                      UNION),
     "no-held-assignment": (F15_HELD, forget_the_held_assignment, SPLITS),
     "no-failover-under-the-chain": (F7_ACROSS, forget_the_failover_after_32, CHAIN),
-    "no-graft-at-the-old-index": (F5_GLOBAL, leave_the_sink_entry_fresh, "exactly_once_output.commit_within_checkpoint"),
+    "no-graft-at-the-old-index": (F5_GLOBAL, leave_the_sink_entry_fresh,
+                                  "exactly_once_output.commit_within_checkpoint"),
 }
 FINDING = {F10_SCENARIO: "F10", F11_SCENARIO: "F11", F5_SCENARIO: "F5", F10_HELD: "F10", F10_ABORTED: "F10",
            F16_RESTORED: "F16", F10_REFRESHED: "F10", F13_SPLIT: "F13", F6_REFUSED: "F6", F16_BOUNDED: "F16",
