@@ -116,7 +116,7 @@ class Restoring(_Base):
         the job's parallelism first, as for a global restore: the scheduler's local failover restores through
         ``CheckpointCoordinator.restoreLatestCheckpointedStateToSubtasks``, whose ``StateAssignmentOperation``
         assigns the checkpoint's state to every subtask of the restarted job vertices at their current
-        parallelism (apache/flink ``SchedulerBase.restoreState``). Under the PR the fallback table then
+        parallelism (apache/flink ``SchedulerBase.restoreState``, eb0eaa329d613c0281d5dfe917ba9b2f2ac492bb). Under the PR the fallback table then
         holds the checkpoint's entries at its old indexes (F5, the regional graft); a restore never reads them."""
         tasks = [t for t, r in self.regions.items() if r == region]
         latest = self.store.latest()
