@@ -5,7 +5,8 @@
 # waits for its LocalExecutor's workers on the first signal: "Signal again if you don't want to
 # wait"; once, in the test suite, it waited over five minutes), and after 10 s more SIGKILL to what
 # is left and to every process below it (deepest first: a killed parent's children would otherwise
-# live on, orphaned). Then reaps them. Says on stderr when it has to go further than the first signal.
+# live on, orphaned), and waits until those have ended. Then reaps them. Says on stderr when it has to go
+# further than the first signal.
 
 _alive() {  # _alive PID...: is any of them still running (not a zombie)?
   local pid state
@@ -42,11 +43,17 @@ stop_children() {
     for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
     if ! _ended_within 10 "$@"; then
       echo "stop: still running; killing them and everything they started" >&2
+      local killed=() these
       for pid in "$@"; do
         _alive "$pid" || continue
-        # shellcheck disable=SC2046  # one pid per word
-        kill -KILL $(_descendants "$pid") "$pid" 2>/dev/null || true
+        # shellcheck disable=SC2207  # one pid per word
+        these=($(_descendants "$pid") "$pid")
+        kill -KILL "${these[@]}" 2>/dev/null || true
+        killed+=("${these[@]}")
       done
+      # SIGKILL is delivered asynchronously: the processes below ours are not ours to reap, so wait until they are
+      # gone (their new parent reaps them) before saying they are stopped
+      _ended_within 5 "${killed[@]}" || echo "stop: still alive after SIGKILL: ${killed[*]}" >&2
     fi
   fi
   for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
